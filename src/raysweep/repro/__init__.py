@@ -1,0 +1,1 @@
+"""Reproducibility: seeds, determinism switches, GBM parameters and the run manifest."""

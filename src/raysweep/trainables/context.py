@@ -1,0 +1,59 @@
+"""Per-trial context handed to built-in trainables and readable by user trainables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class TrialContext:
+    """Everything a trainable needs beyond its hyperparameters.
+
+    Attributes:
+        index: order in which the searcher suggested this trial (0-based).
+        seed: per-trial seed derived from the master seed and ``index``.
+        metric / mode: the sweep's objective.
+        trainable_args: the ``trainable_args`` block of sweep.json.
+        cpus: CPU threads this trial may use.
+        gpu_ids: physical GPU ids this trial may use (empty on CPU).
+        gpu_fraction: share of each GPU (1.0 for whole GPUs).
+        deterministic: whether deterministic algorithms were requested.
+        checkpoint_frequency: save a checkpoint every N reports (0 = never).
+    """
+
+    index: int
+    seed: int
+    metric: str
+    mode: str
+    trainable_args: dict[str, Any] = field(default_factory=dict)
+    cpus: int = 1
+    gpu_ids: tuple[str, ...] = ()
+    gpu_fraction: float = 0.0
+    deterministic: bool = True
+    checkpoint_frequency: int = 0
+
+    @property
+    def uses_gpu(self) -> bool:
+        return bool(self.gpu_ids)
+
+
+_current: TrialContext | None = None
+
+
+def set_trial_context(ctx: TrialContext | None) -> None:
+    """Install the context of the trial now running in this process."""
+    global _current
+    _current = ctx
+
+
+def trial_context() -> TrialContext:
+    """The context of the running trial; raises outside a raysweep trial."""
+    if _current is None:
+        raise RuntimeError("raysweep.trial_context() is only available inside a raysweep trial")
+    return _current
+
+
+def trial_seed() -> int:
+    """The seed raysweep derived for the running trial (already applied to all RNGs)."""
+    return trial_context().seed
