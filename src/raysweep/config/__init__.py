@@ -1,0 +1,1 @@
+"""sweep.json: models, parameter DSL and loading. Knows nothing of Ray."""

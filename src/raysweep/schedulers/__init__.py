@@ -1,0 +1,1 @@
+"""Trial schedulers: one small factory per type, built from Ray Tune's classes."""

@@ -1,0 +1,1 @@
+"""Searchers: one small factory per algorithm, built from Ray Tune's classes."""

@@ -1,0 +1,1 @@
+"""Example user trainables for raysweep."""

@@ -1,0 +1,187 @@
+"""The ``sweep`` command: parses arguments and calls raysweep.api. No logic here."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from raysweep.errors import SweepError
+
+EPILOG = """exit codes: 0 done (at least one trial succeeded), 1 the sweep failed,
+2 invalid input (nothing started, nothing written), 130 interrupted (resumable)"""
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from raysweep import api
+
+    if args.resume:
+        return _not_yet("--resume")
+    return api.run_sweep(
+        api.RunOptions(
+            config=Path(args.config),
+            storage=Path(args.storage),
+            name=args.name,
+            seed=args.seed,
+            num_samples=args.num_samples,
+            max_concurrent=args.max_concurrent,
+            gpus=args.gpus,
+            allow_cpu=args.allow_cpu,
+            address=args.address,
+            dashboard=args.dashboard,
+            dashboard_host=args.dashboard_host,
+            dashboard_port=args.dashboard_port,
+            dry_run=args.dry_run,
+        )
+    )
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from raysweep import api
+    from raysweep.config.load import spec_to_json
+
+    spec = api.load_run_spec(api.RunOptions(config=Path(args.config)))
+    print(json.dumps(spec_to_json(spec), indent=2))
+    print(f"ok: {spec.total_trials} trials", file=sys.stderr)
+    return 0
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from raysweep.config.load import json_schema
+
+    print(json.dumps(json_schema(), indent=2))
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from raysweep import views
+
+    print(views.report_text(Path(args.run_dir)), end="")
+    return 0
+
+
+def _cmd_best(args: argparse.Namespace) -> int:
+    from raysweep import views
+
+    print(views.best_text(Path(args.run_dir), top=args.top, export=args.export))
+    return 0
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    from raysweep import views
+
+    print(views.status_text(Path(args.run_dir)))
+    return 0
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from raysweep import views
+
+    print(views.list_text(Path(args.storage)))
+    return 0
+
+
+def _cmd_gpus(args: argparse.Namespace) -> int:
+    from raysweep.gpu.inventory import format_inventory, inventory_to_json, read_inventory
+
+    inventory = read_inventory()
+    if args.json:
+        print(json.dumps(inventory_to_json(inventory), indent=2))
+    else:
+        print(format_inventory(inventory))
+    return 0
+
+
+def _not_yet(what: str) -> int:
+    print(f"error: {what} is not supported yet", file=sys.stderr)
+    return 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``sweep`` command."""
+    parser = argparse.ArgumentParser(
+        prog="sweep",
+        description="Reproducible, checkpointed hyperparameter sweeps on Ray Tune.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run a sweep from a sweep.json", epilog=EPILOG)
+    run.add_argument("--config", required=True, metavar="FILE", help="the sweep.json to run")
+    run.add_argument("--gpus", metavar="IDS",
+                     help="physical GPUs to use: '0,1,2,3', 'all' or 'none' (default: all "
+                          "GPUs when the config asks for any)")
+    run.add_argument("--allow-cpu", action="store_true",
+                     help="run a GPU config on CPUs when no NVIDIA GPU is found")
+    run.add_argument("--name", help="run name (default: the config's name)")
+    run.add_argument("--storage", default="runs", metavar="DIR",
+                     help="where run directories live (default: ./runs)")
+    run.add_argument("--seed", type=int, help="master seed (overrides the config's)")
+    run.add_argument("--num-samples", type=int, metavar="N", help="override search.num_samples")
+    run.add_argument("--max-concurrent", type=int, metavar="N",
+                     help="override search.max_concurrent")
+    run.add_argument("--address", metavar="ADDR",
+                     help="join an existing Ray cluster (e.g. 'auto' or 'ray://host:10001')")
+    run.add_argument("--dashboard", action=argparse.BooleanOptionalAction, default=False,
+                     help="start the Ray dashboard (local Ray only; default: off)")
+    run.add_argument("--dashboard-host", default="127.0.0.1", metavar="HOST",
+                     help="dashboard bind address (default 127.0.0.1)")
+    run.add_argument("--dashboard-port", type=int, default=8265, metavar="PORT")
+    run.add_argument("--resume", action="store_true",
+                     help="continue the run of the same name instead of starting a new one")
+    run.add_argument("--dry-run", action="store_true",
+                     help="validate and print the plan; start nothing, write nothing")
+    run.set_defaults(func=_cmd_run)
+
+    validate = sub.add_parser("validate", help="validate a sweep.json and print the resolved spec")
+    validate.add_argument("--config", required=True, metavar="FILE")
+    validate.set_defaults(func=_cmd_validate)
+
+    schema = sub.add_parser("schema", help="print the JSON Schema of sweep.json")
+    schema.set_defaults(func=_cmd_schema)
+
+    status = sub.add_parser("status", help="progress of a live or finished run")
+    status.add_argument("run_dir", metavar="RUN_DIR")
+    status.set_defaults(func=_cmd_status)
+
+    lst = sub.add_parser("list", help="list the runs under a storage directory")
+    lst.add_argument("--storage", default="runs", metavar="DIR")
+    lst.set_defaults(func=_cmd_list)
+
+    report = sub.add_parser("report", help="print a run's report")
+    report.add_argument("run_dir", metavar="RUN_DIR")
+    report.set_defaults(func=_cmd_report)
+
+    best = sub.add_parser("best", help="print the best trial(s) of a run")
+    best.add_argument("run_dir", metavar="RUN_DIR")
+    best.add_argument("--top", type=int, default=1, metavar="K", help="show the K best trials")
+    best.add_argument("--export", metavar="FILE",
+                      help="also write the best config as JSON to FILE")
+    best.set_defaults(func=_cmd_best)
+
+    gpus = sub.add_parser("gpus", help="GPU inventory through NVML")
+    gpus.add_argument("--json", action="store_true", help="print JSON")
+    gpus.set_defaults(func=_cmd_gpus)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``sweep`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func: Callable[[argparse.Namespace], int] = args.func
+    try:
+        return func(args)
+    except SweepError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,249 @@
+"""The sweep.json models (pydantic v2, frozen, unknown keys refused). No Ray here."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, TypeAdapter, ValidationError, field_validator, model_validator
+
+from raysweep.config.base import StrictModel, format_error
+from raysweep.config.space import GridParam, Param, is_param_dict
+
+ALGORITHMS = ("grid", "random", "optuna", "hyperopt")
+GRID_ALGORITHMS = ("grid", "random")
+OPTUNA_SAMPLERS = ("tpe", "cmaes", "gp", "random")
+_PARAM_ADAPTER: TypeAdapter[Any] = TypeAdapter(Param)
+_TRAINABLE_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+
+class OptunaOptions(StrictModel):
+    """``search.options`` for ``optuna``."""
+
+    sampler: Literal["tpe", "cmaes", "gp", "random"] = "tpe"
+    n_startup_trials: int = Field(default=10, ge=0)
+    multivariate: bool = False
+
+
+class HyperOptOptions(StrictModel):
+    """``search.options`` for ``hyperopt``."""
+
+    n_initial_points: int = Field(default=20, ge=0)
+    gamma: float = Field(default=0.25, gt=0, lt=1)
+
+
+class NoOptions(StrictModel):
+    """``grid`` and ``random`` take no options."""
+
+
+_OPTIONS: dict[str, type[StrictModel]] = {
+    "grid": NoOptions,
+    "random": NoOptions,
+    "optuna": OptunaOptions,
+    "hyperopt": HyperOptOptions,
+}
+
+
+class SearchConfig(StrictModel):
+    """How configurations are suggested."""
+
+    algorithm: Literal["grid", "random", "optuna", "hyperopt"] = "random"
+    num_samples: int = Field(default=10, ge=1)
+    max_concurrent: int | None = Field(default=None, ge=1)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _options_for_algorithm(self) -> SearchConfig:
+        model = _OPTIONS[self.algorithm]
+        valid = ", ".join(sorted(model.model_fields)) or "none"
+        for key in self.options:
+            if key not in model.model_fields:
+                raise ValueError(
+                    f"options.{key}: unknown option for algorithm {self.algorithm!r}; "
+                    f"valid options: {valid}"
+                )
+        try:
+            resolved = model.model_validate(self.options).model_dump()
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise ValueError(format_error({**err, "loc": ("options", *err["loc"])})) from None
+        object.__setattr__(self, "options", resolved)
+        return self
+
+
+class FifoScheduler(StrictModel):
+    """Run every trial to its end."""
+
+    type: Literal["fifo"]
+
+
+class AshaScheduler(StrictModel):
+    """Asynchronous successive halving."""
+
+    type: Literal["asha"]
+    max_t: int = Field(default=100, ge=1)
+    grace_period: int = Field(default=1, ge=1)
+    reduction_factor: float = Field(default=3, gt=1)
+    brackets: int = Field(default=1, ge=1)
+
+    @model_validator(mode="after")
+    def _grace(self) -> AshaScheduler:
+        if self.grace_period > self.max_t:
+            raise ValueError(
+                f"grace_period: must be <= max_t (got {self.grace_period} > {self.max_t})"
+            )
+        return self
+
+
+class HyperbandScheduler(StrictModel):
+    """Synchronous Hyperband."""
+
+    type: Literal["hyperband"]
+    max_t: int = Field(default=81, ge=1)
+    reduction_factor: float = Field(default=3, gt=1)
+
+
+class MedianScheduler(StrictModel):
+    """Median stopping rule."""
+
+    type: Literal["median"]
+    grace_period: int = Field(default=1, ge=0)
+    min_samples_required: int = Field(default=3, ge=1)
+
+
+SchedulerConfig = Annotated[
+    FifoScheduler | AshaScheduler | HyperbandScheduler | MedianScheduler,
+    Field(discriminator="type"),
+]
+
+
+class ResourcesConfig(StrictModel):
+    """What one trial occupies."""
+
+    cpus_per_trial: int = Field(default=1, ge=1)
+    gpus_per_trial: float = Field(default=0, ge=0)
+
+    @field_validator("gpus_per_trial")
+    @classmethod
+    def _fraction_or_whole(cls, value: float) -> float:
+        if value > 1 and not float(value).is_integer():
+            raise ValueError(
+                f"must be a fraction in (0, 1] or a whole number (got {value})"
+            )
+        return value
+
+
+class ReproducibilityConfig(StrictModel):
+    """Determinism switches."""
+
+    deterministic: bool = True
+    strict: bool = False
+    batch_size: int = Field(default=4, ge=1)
+
+
+class StopConfig(StrictModel):
+    """When the whole sweep, or each trial, stops."""
+
+    time_budget_s: float | None = Field(default=None, gt=0)
+    max_iterations: int | None = Field(default=None, ge=1)
+
+
+class CheckpointSettings(StrictModel):
+    """Trial checkpoints."""
+
+    frequency: int = Field(default=5, ge=0)
+    num_to_keep: int = Field(default=2, ge=1)
+
+
+class SweepSpec(StrictModel):
+    """A validated sweep.json. Immutable; every default filled in."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=128)
+    trainable: str
+    trainable_args: dict[str, Any] = Field(default_factory=dict)
+    metric: str = Field(min_length=1)
+    mode: Literal["min", "max"]
+    space: dict[str, Any]
+    search: SearchConfig = Field(default_factory=SearchConfig)
+    scheduler: SchedulerConfig = Field(default_factory=lambda: FifoScheduler(type="fifo"))
+    resources: ResourcesConfig = Field(default_factory=ResourcesConfig)
+    seed: int = Field(default=0, ge=0, lt=2**63)
+    reproducibility: ReproducibilityConfig = Field(default_factory=ReproducibilityConfig)
+    stop: StopConfig = Field(default_factory=StopConfig)
+    checkpoint: CheckpointSettings = Field(default_factory=CheckpointSettings)
+    max_failures: int = Field(default=0, ge=0)
+
+    @field_validator("space", mode="before")
+    @classmethod
+    def _parse_space(cls, value: Any) -> Any:
+        if not isinstance(value, dict) or not value:
+            raise ValueError("must be a non-empty object of parameter name -> definition")
+        return value
+
+    @field_validator("space", mode="after")
+    @classmethod
+    def _parse_params(cls, value: dict[str, Any]) -> dict[str, Any]:
+        parsed: dict[str, Any] = {}
+        for key, item in value.items():
+            if not is_param_dict(item):
+                parsed[key] = item
+                continue
+            try:
+                parsed[key] = _PARAM_ADAPTER.validate_python(item)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                loc = tuple(err["loc"])
+                if loc and loc[0] == item.get("type"):
+                    loc = loc[1:]
+                raise ValueError(format_error({**err, "loc": (key, *loc)})) from None
+        return parsed
+
+    @field_validator("trainable")
+    @classmethod
+    def _trainable_ref(cls, value: str) -> str:
+        from raysweep.trainables.builtins import BUILTIN_TRAINABLES
+
+        if value in BUILTIN_TRAINABLES or _TRAINABLE_REF.match(value):
+            return value
+        raise ValueError(
+            f"unknown trainable {value!r}; use a built-in "
+            f"({', '.join(sorted(BUILTIN_TRAINABLES))}) or 'package.module:function'"
+        )
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> SweepSpec:
+        grid_keys = [k for k, v in self.space.items() if isinstance(v, GridParam)]
+        if grid_keys and self.search.algorithm not in GRID_ALGORITHMS:
+            raise ValueError(
+                f"space.{grid_keys[0]}: 'grid' parameters need search.algorithm grid or random "
+                f"(got {self.search.algorithm!r}); use 'choice' instead"
+            )
+        if self.search.algorithm == "grid":
+            sampled = [k for k, v in self.space.items() if is_sampled(v) and k not in grid_keys]
+            if sampled:
+                raise ValueError(
+                    f"space.{sampled[0]}: algorithm 'grid' takes only 'grid' parameters and "
+                    f"constants (got {type(self.space[sampled[0]]).__name__}); use 'random'"
+                )
+            if not grid_keys:
+                raise ValueError("space: algorithm 'grid' needs at least one 'grid' parameter")
+        return self
+
+    @property
+    def grid_size(self) -> int:
+        """Number of points in the cross product of the grid parameters (1 if none)."""
+        sizes = [len(v.values) for v in self.space.values() if isinstance(v, GridParam)]
+        return math.prod(sizes) if sizes else 1
+
+    @property
+    def total_trials(self) -> int:
+        """Trials the sweep runs: num_samples, times the grid size for grid/random."""
+        return self.search.num_samples * self.grid_size
+
+
+def is_sampled(value: Any) -> bool:
+    """Whether a space entry is a parameter (not a constant)."""
+    from pydantic import BaseModel
+
+    return isinstance(value, BaseModel)

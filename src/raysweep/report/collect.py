@@ -1,0 +1,123 @@
+"""Ray's experiment state -> SweepResult. The only report module that reads Ray objects."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from raysweep.report.records import SweepResult, TrialRecord, TrialStatus, clean_number
+from raysweep.repro.seeds import trial_seed_for
+from raysweep.search.indexed import INDEX_KEY
+from raysweep.trainables.wrapper import TRIAL_INFO_FILE
+
+_RAY_BOOKKEEPING = {
+    "config", "date", "hostname", "node_ip", "pid", "time_since_restore",
+    "iterations_since_restore", "timesteps_since_restore", "experiment_tag",
+    "checkpoint_dir_name", "should_checkpoint", "trial_id", "timesteps_total",
+    "episodes_total", "time_this_iter_s", "timestamp", "time_total_s",
+}
+
+
+def collect(
+    trials: list[Any], name: str, metric: str, mode: str, master_seed: int,
+    events_path: Path | None = None,
+) -> SweepResult:
+    """Build a SweepResult from Ray Tune Trial objects (ResultGrid or ExperimentAnalysis)."""
+    events = _read_events(events_path)
+    records = [_record(t, metric, mode, master_seed, events.get(t.trial_id, {})) for t in trials]
+    records.sort(key=lambda r: (r.index, r.trial_id))
+    return SweepResult(name=name, metric=metric, mode=mode, trials=records)
+
+
+def _record(
+    trial: Any, metric: str, mode: str, master_seed: int, event: dict[str, Any]
+) -> TrialRecord:
+    config = dict(trial.config or {})
+    index = int(config.pop(INDEX_KEY, -1))
+    info = _trial_info(trial)
+    last = {
+        k: clean_number(v)
+        for k, v in (trial.last_result or {}).items()
+        if k not in _RAY_BOOKKEEPING and not isinstance(v, dict)
+    }
+    return TrialRecord(
+        trial_id=trial.trial_id,
+        index=index,
+        status=_status(trial, info),
+        config=config,
+        seed=int(info.get("seed", trial_seed_for(master_seed, index))),
+        iterations=int(last.get("training_iteration") or 0),
+        last=last,
+        best_metric=_best(trial, metric, mode),
+        error=_error(trial),
+        started_at=_iso(event.get("started")),
+        ended_at=_iso(event.get("t")) if event.get("event") in ("ended", "errored") else None,
+        gpu_ids=[str(g) for g in info.get("gpu_ids", [])],
+        node_id=info.get("node_id"),
+    )
+
+
+def _status(trial: Any, info: dict[str, Any]) -> TrialStatus:
+    status = str(trial.status)
+    if status == "ERROR":
+        return "errored"
+    if status == "TERMINATED":
+        return "completed" if info.get("returned", True) else "stopped"
+    if status == "RUNNING":
+        return "running"
+    return "pending"
+
+
+def _best(trial: Any, metric: str, mode: str) -> float | None:
+    analysis = getattr(trial, "metric_analysis", {}) or {}
+    value = analysis.get(metric, {}).get(mode)
+    if value is None:
+        value = (trial.last_result or {}).get(metric)
+    value = clean_number(value)
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _error(trial: Any) -> str | None:
+    if str(trial.status) != "ERROR":
+        return None
+    path = getattr(trial, "error_file", None)
+    if path and Path(path).is_file():
+        return Path(path).read_text(encoding="utf-8", errors="replace").strip()
+    return "trial failed"
+
+
+def _trial_info(trial: Any) -> dict[str, Any]:
+    path = getattr(trial, "local_path", None) or getattr(trial, "path", None)
+    if not path:
+        return {}
+    file = Path(path) / TRIAL_INFO_FILE
+    try:
+        return dict(json.loads(file.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return {}
+
+
+def _read_events(path: Path | None) -> dict[str, dict[str, Any]]:
+    """Latest start/end event per trial id from trials.jsonl (tolerates a torn last line)."""
+    if path is None or not path.is_file():
+        return {}
+    latest: dict[str, dict[str, Any]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        merged = latest.setdefault(event["trial_id"], {})
+        if event.get("event") == "start":
+            merged.setdefault("started", event.get("t"))
+        else:
+            merged.update({k: v for k, v in event.items() if v is not None})
+    return latest
+
+
+def _iso(epoch: Any) -> str | None:
+    if not isinstance(epoch, int | float):
+        return None
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

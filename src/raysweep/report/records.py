@@ -1,0 +1,79 @@
+"""Plain result records: what the report, export and CLI read. No Ray here."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+TrialStatus = Literal["completed", "stopped", "errored", "running", "pending"]
+
+
+@dataclass
+class TrialRecord:
+    """One trial as recorded in results.json."""
+
+    trial_id: str
+    index: int
+    status: TrialStatus
+    config: dict[str, Any]
+    seed: int
+    iterations: int
+    last: dict[str, Any]
+    best_metric: float | None
+    error: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    gpu_ids: list[str] = field(default_factory=list)
+    node_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class SweepResult:
+    """A whole sweep: its objective and every trial, in suggestion order."""
+
+    name: str
+    metric: str
+    mode: str
+    trials: list[TrialRecord]
+    wall_time_s: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "metric": self.metric,
+            "mode": self.mode,
+            "trials": [t.to_json() for t in self.trials],
+        }
+
+    def counts(self) -> dict[str, int]:
+        """Number of trials per status."""
+        out: dict[str, int] = {}
+        for trial in self.trials:
+            out[trial.status] = out.get(trial.status, 0) + 1
+        return out
+
+    def ranked(self) -> list[TrialRecord]:
+        """Trials with a metric, best first (ties by index)."""
+        scored = [t for t in self.trials if t.best_metric is not None and t.status != "errored"]
+        sign = 1.0 if self.mode == "min" else -1.0
+        return sorted(scored, key=lambda t: (sign * float(t.best_metric or 0.0), t.index))
+
+    def best(self) -> TrialRecord | None:
+        """The best trial, or None when no trial reported the metric."""
+        ranked = self.ranked()
+        return ranked[0] if ranked else None
+
+    @property
+    def succeeded(self) -> int:
+        return sum(1 for t in self.trials if t.status in ("completed", "stopped"))
+
+
+def clean_number(value: Any) -> Any:
+    """NaN and infinities become None so the JSON stays standard."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value

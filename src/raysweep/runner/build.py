@@ -1,0 +1,128 @@
+"""SweepSpec -> Ray Tune objects. The only place that assembles a Tuner's parts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ray import tune
+from ray.tune.schedulers import TrialScheduler
+from ray.tune.search import Searcher
+
+from raysweep.config.schema import SweepSpec, is_sampled
+from raysweep.registry import SCHEDULERS, SEARCHERS, lookup
+from raysweep.search.indexed import IndexedSearcher
+from raysweep.search.space import to_param_space
+from raysweep.trainables.wrapper import TrialPlan, make_trainable
+
+TUNE_DIR = "tune"
+TIME_ATTR = "training_iteration"
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """Run-time facts that are not part of the spec."""
+
+    run_dir: Path
+    driver_visible_devices: str | None = None
+    callbacks: tuple[tune.Callback, ...] = ()
+
+
+@dataclass
+class TunerParts:
+    """Everything ``ray.tune.Tuner`` takes, built from a spec."""
+
+    trainable: Any
+    param_space: dict[str, Any]
+    tune_config: tune.TuneConfig
+    run_config: tune.RunConfig
+
+
+def build_searcher(spec: SweepSpec) -> Searcher:
+    """The spec's searcher, wrapped so every suggestion carries its trial index."""
+    factory = lookup(SEARCHERS, "search algorithm", spec.search.algorithm)
+    space = to_param_space(spec.space)
+    if spec.search.algorithm not in ("grid", "random"):
+        space = {k: v for k, v in space.items() if is_sampled(spec.space[k])}
+    inner = factory(
+        space=space,
+        num_samples=spec.search.num_samples,
+        seed=spec.seed,
+        metric=spec.metric,
+        mode=spec.mode,
+        options=dict(spec.search.options),
+    )
+    return IndexedSearcher(inner)
+
+
+def build_scheduler(spec: SweepSpec) -> TrialScheduler:
+    """The spec's trial scheduler."""
+    factory = lookup(SCHEDULERS, "scheduler", spec.scheduler.type)
+    return factory(spec.scheduler, TIME_ATTR)  # type: ignore[no-any-return]
+
+
+def build_plan(spec: SweepSpec, driver_visible_devices: str | None) -> TrialPlan:
+    """What every trial process needs to seed itself and find its devices."""
+    return TrialPlan(
+        trainable=spec.trainable,
+        master_seed=spec.seed,
+        metric=spec.metric,
+        mode=spec.mode,
+        trainable_args=dict(spec.trainable_args),
+        cpus=spec.resources.cpus_per_trial,
+        gpu_fraction=float(spec.resources.gpus_per_trial),
+        deterministic=spec.reproducibility.deterministic,
+        checkpoint_frequency=spec.checkpoint.frequency,
+        driver_visible_devices=driver_visible_devices,
+    )
+
+
+def build_trainable(spec: SweepSpec, driver_visible_devices: str | None = None) -> Any:
+    """The wrapped function trainable with its per-trial resources."""
+    resources: dict[str, float] = {"cpu": spec.resources.cpus_per_trial}
+    if spec.resources.gpus_per_trial:
+        resources["gpu"] = float(spec.resources.gpus_per_trial)
+    trainable = make_trainable(build_plan(spec, driver_visible_devices))
+    return tune.with_resources(trainable, resources)
+
+
+def constant_space(spec: SweepSpec) -> dict[str, Any]:
+    """The constants of the space: Ray merges them into every suggested config."""
+    return {k: v for k, v in spec.space.items() if not is_sampled(v)}
+
+
+def build_tuner_parts(spec: SweepSpec, options: BuildOptions) -> TunerParts:
+    """All of a Tuner's arguments for ``spec``."""
+    tune_config = tune.TuneConfig(
+        metric=spec.metric,
+        mode=spec.mode,
+        search_alg=build_searcher(spec),
+        scheduler=build_scheduler(spec),
+        num_samples=spec.total_trials,
+        max_concurrent_trials=spec.search.max_concurrent,
+        time_budget_s=spec.stop.time_budget_s,
+        reuse_actors=True,
+        trial_name_creator=_trial_name,
+        trial_dirname_creator=_trial_name,
+    )
+    stop = {TIME_ATTR: spec.stop.max_iterations} if spec.stop.max_iterations else None
+    run_config = tune.RunConfig(
+        name=TUNE_DIR,
+        storage_path=str(options.run_dir.resolve()),
+        stop=stop,
+        verbose=0,
+        callbacks=list(options.callbacks),
+        failure_config=tune.FailureConfig(max_failures=spec.max_failures),
+        checkpoint_config=tune.CheckpointConfig(num_to_keep=spec.checkpoint.num_to_keep),
+    )
+    return TunerParts(
+        trainable=build_trainable(spec, options.driver_visible_devices),
+        param_space=constant_space(spec),
+        tune_config=tune_config,
+        run_config=run_config,
+    )
+
+
+def _trial_name(trial: Any) -> str:
+    return f"trial_{trial.trial_id}"

@@ -1,0 +1,110 @@
+"""Driver-side Ray Tune callback: a line per finished trial and an append-only event log."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from ray import tune
+
+EVENTS_FILE = "trials.jsonl"
+
+
+class ProgressCallback(tune.Callback):
+    """Prints one line per finished trial and appends it to ``trials.jsonl``.
+
+    Each line costs O(1): results.json is written once at the end, not per trial.
+    """
+
+    def __init__(self, run_dir: Path, metric: str, mode: str, total: int, out: IO[str]) -> None:
+        self.events_path = run_dir / EVENTS_FILE
+        self.metric = metric
+        self.mode = mode
+        self.total = total
+        self.out = out
+        self.finished = 0
+        self.best: float | None = None
+        self.started: dict[str, float] = {}
+        self._events: IO[str] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Ray pickles the run config (tuner.pkl); open streams stay with this process.
+        state = self.__dict__.copy()
+        state["out"] = None
+        state["_events"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.out = sys.stdout
+
+    def setup(self, **info: Any) -> None:
+        self._events = self.events_path.open("a", encoding="utf-8")
+
+    def on_trial_start(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
+        self.started.setdefault(trial.trial_id, time.time())
+        self._append({"event": "start", "trial_id": trial.trial_id, "t": time.time()})
+
+    def on_trial_complete(
+        self, iteration: int, trials: list[Any], trial: Any, **info: Any
+    ) -> None:
+        self._finish(trial, "ended", None)
+
+    def on_trial_error(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
+        self._finish(trial, "errored", _error_text(trial))
+
+    def on_experiment_end(self, trials: list[Any], **info: Any) -> None:
+        if self._events is not None:
+            self._events.close()
+            self._events = None
+
+    def _finish(self, trial: Any, event: str, error: str | None) -> None:
+        self.finished += 1
+        result = trial.last_result or {}
+        value = result.get(self.metric)
+        if isinstance(value, int | float) and not math.isnan(value):
+            better = self.best is None or (
+                value < self.best if self.mode == "min" else value > self.best
+            )
+            if better:
+                self.best = float(value)
+        self._append(
+            {
+                "event": event,
+                "trial_id": trial.trial_id,
+                "t": time.time(),
+                "started": self.started.get(trial.trial_id),
+                "iterations": result.get("training_iteration"),
+                self.metric: value,
+                "error": error,
+            }
+        )
+        shown = f"{self.metric}={value:.6g}" if isinstance(value, int | float) else "no metric"
+        best = f"best={self.best:.6g}" if self.best is not None else "best=-"
+        status = "ERROR " + (error or "").splitlines()[-1][:120] if error else "done"
+        print(
+            f"[{self.finished}/{self.total}] {trial.trial_id} {status} {shown} "
+            f"iters={result.get('training_iteration', 0)} {best}",
+            file=self.out,
+            flush=True,
+        )
+
+    def _append(self, record: dict[str, Any]) -> None:
+        if self._events is None:
+            self._events = self.events_path.open("a", encoding="utf-8")
+        self._events.write(json.dumps(record, default=str) + "\n")
+        self._events.flush()
+
+
+def _error_text(trial: Any) -> str:
+    path = getattr(trial, "error_file", None)
+    if path:
+        try:
+            return Path(path).read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            pass
+    return "trial failed (no error file)"

@@ -1,0 +1,28 @@
+"""HyperOpt TPE through Ray Tune's HyperOptSearch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ray.tune.search import Searcher
+
+
+def make_hyperopt(
+    space: dict[str, Any],
+    num_samples: int,
+    seed: int,
+    metric: str,
+    mode: str,
+    options: dict[str, Any],
+) -> Searcher:
+    """HyperOptSearch seeded through its own ``random_state_seed``."""
+    from ray.tune.search.hyperopt import HyperOptSearch
+
+    return HyperOptSearch(
+        space=space,
+        metric=metric,
+        mode=mode,
+        random_state_seed=seed,
+        n_initial_points=int(options.get("n_initial_points", 20)),
+        gamma=float(options.get("gamma", 0.25)),
+    )

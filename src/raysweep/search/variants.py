@@ -1,0 +1,69 @@
+"""Grid and random search as a Searcher, built on Ray Tune's own variant generator."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+from ray.tune.search import Searcher
+from ray.tune.search.variant_generator import generate_variants
+
+
+class VariantSearcher(Searcher):
+    """Suggests ``num_samples`` passes over the grid, sampling the other parameters.
+
+    Same semantics as Ray Tune's BasicVariantGenerator (grid parameters crossed,
+    distributions sampled per point), but as a Searcher so it can be wrapped like
+    the model-based ones. Suggestions never depend on results, so they are
+    reproducible from the seed alone.
+    """
+
+    def __init__(
+        self,
+        space: dict[str, Any],
+        num_samples: int,
+        seed: int,
+        metric: str | None = None,
+        mode: str | None = None,
+    ) -> None:
+        super().__init__(metric=metric, mode=mode)
+        self.space = space
+        self.num_samples = num_samples
+        self.seed = seed
+        self.emitted = 0
+        self._iterator: Iterator[dict[str, Any]] | None = None
+
+    def _variants(self) -> Iterator[dict[str, Any]]:
+        random_state = np.random.RandomState(self.seed % 2**32)
+        for _ in range(self.num_samples):
+            for _resolved, config in generate_variants(self.space, random_state=random_state):
+                yield config
+
+    def suggest(self, trial_id: str) -> dict[str, Any] | None | str:
+        if self._iterator is None:
+            self._iterator = self._variants()
+            for _ in range(self.emitted):  # fast-forward after a restore
+                next(self._iterator, None)
+        config = next(self._iterator, None)
+        if config is None:
+            return Searcher.FINISHED
+        self.emitted += 1
+        return config
+
+    def on_trial_complete(
+        self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False
+    ) -> None:
+        """Random and grid search learn nothing from results."""
+
+    def save(self, checkpoint_path: str) -> None:
+        with open(checkpoint_path, "w", encoding="utf-8") as fh:
+            json.dump({"seed": self.seed, "emitted": self.emitted}, fh)
+
+    def restore(self, checkpoint_path: str) -> None:
+        """Replay the sequence from the seed up to where the saved searcher stopped."""
+        with open(checkpoint_path, encoding="utf-8") as fh:
+            state = json.load(fh)
+        self.seed, self.emitted = state["seed"], state["emitted"]
+        self._iterator = None

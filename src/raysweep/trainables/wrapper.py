@@ -1,0 +1,132 @@
+"""The Ray Tune function trainable raysweep runs: seed, pin the device, then train."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from raysweep.jsonio import write_json_atomic
+from raysweep.search.indexed import INDEX_KEY
+from raysweep.trainables.context import TrialContext, set_trial_context
+
+TRIAL_INFO_FILE = "raysweep_trial.json"
+
+
+@dataclass(frozen=True)
+class TrialPlan:
+    """What every trial of a sweep shares; pickled once into the trainable."""
+
+    trainable: str
+    master_seed: int
+    metric: str
+    mode: str
+    trainable_args: dict[str, Any] = field(default_factory=dict)
+    cpus: int = 1
+    gpu_fraction: float = 0.0
+    deterministic: bool = True
+    checkpoint_frequency: int = 0
+    driver_visible_devices: str | None = None
+
+
+def resolve_function(trainable: str) -> tuple[Callable[..., Any], bool]:
+    """The function to call and whether it is a built-in (takes a TrialContext)."""
+    from raysweep.registry import import_ref
+    from raysweep.trainables.builtins import BUILTIN_TRAINABLES
+    from raysweep.trainables.user import load_user_trainable
+
+    if trainable in BUILTIN_TRAINABLES:
+        return import_ref(BUILTIN_TRAINABLES[trainable]), True
+    return load_user_trainable(trainable), False
+
+
+def make_trainable(plan: TrialPlan) -> Callable[[dict[str, Any]], Any]:
+    """A Ray Tune function trainable that reseeds and pins devices at every trial start.
+
+    Actors are reused between trials, so everything a trial sets is set again by
+    the next one: RNG states, determinism switches and the trial context.
+    """
+
+    def trial(config: dict[str, Any]) -> Any:
+        from raysweep.repro.determinism import set_deterministic
+        from raysweep.repro.seeds import seed_everything, trial_seed_for
+
+        params = dict(config)
+        index = int(params.pop(INDEX_KEY, 0))
+        seed = trial_seed_for(plan.master_seed, index)
+        gpu_ids = _trial_gpu_ids(plan)
+        seed_everything(seed)
+        set_deterministic(plan.deterministic, threads=plan.cpus)
+        ctx = TrialContext(
+            index=index,
+            seed=seed,
+            metric=plan.metric,
+            mode=plan.mode,
+            trainable_args=dict(plan.trainable_args),
+            cpus=plan.cpus,
+            gpu_ids=gpu_ids,
+            gpu_fraction=plan.gpu_fraction if gpu_ids else 0.0,
+            deterministic=plan.deterministic,
+            checkpoint_frequency=plan.checkpoint_frequency,
+        )
+        info_path = _record_trial_info(ctx, returned=False)
+        set_trial_context(ctx)
+        func, builtin = resolve_function(plan.trainable)
+        try:
+            outcome = func(params, ctx) if builtin else func(params)
+        finally:
+            set_trial_context(None)
+        if info_path is not None:  # ran to its own end, not stopped by the scheduler
+            _record_trial_info(ctx, returned=True, path=info_path)
+        return outcome
+
+    trial.__name__ = trial.__qualname__ = _trainable_name(plan.trainable)
+    return trial
+
+
+def _trainable_name(trainable: str) -> str:
+    return trainable.rpartition(":")[2] or "trial"
+
+
+def _trial_gpu_ids(plan: TrialPlan) -> tuple[str, ...]:
+    """Physical ids of the GPUs Ray gave this trial (empty on CPU)."""
+    if plan.gpu_fraction <= 0:
+        return ()
+    import ray
+
+    assigned = ray.get_gpu_ids()
+    if not assigned:
+        return ()
+    visible = plan.driver_visible_devices
+    if visible:
+        physical = visible.split(",")
+        return tuple(physical[int(i)] if int(i) < len(physical) else str(i) for i in assigned)
+    return tuple(str(i) for i in assigned)
+
+
+def _record_trial_info(
+    ctx: TrialContext, returned: bool, path: str | None = None
+) -> str | None:
+    """Write the trial's index, seed and devices next to Ray's own trial files."""
+    import ray
+    from ray import tune
+
+    if path is None:
+        try:
+            trial_dir = tune.get_context().get_trial_dir()
+        except Exception:
+            return None
+        if not trial_dir:
+            return None
+        path = os.path.join(trial_dir, TRIAL_INFO_FILE)
+    info = {
+        "index": ctx.index,
+        "seed": ctx.seed,
+        "gpu_ids": list(ctx.gpu_ids),
+        "node_id": ray.get_runtime_context().get_node_id(),
+        "pid": os.getpid(),
+        "returned": returned,
+    }
+    write_json_atomic(path, info)
+    return path
