@@ -103,6 +103,9 @@ def _drive(spec: SweepSpec, run_dir: Path, options: RunOptions, gpu_plan: Any, o
         if lock.stale_pid:
             log.print(f"warning: took over a stale lock left by dead pid {lock.stale_pid}")
         state.mark(run_dir, "running")
+        from raysweep.repro.manifest import write_manifest
+
+        write_manifest(run_dir, spec, gpu_plan)
         started = time.monotonic()
         try:
             result = _execute(spec, run_dir, options, gpu_plan, log)
@@ -216,3 +219,13 @@ def read_spec(run_dir: Path) -> SweepSpec:
     if not path.is_file():
         raise SweepError(f"{run_dir} is not a raysweep run directory (no {SPEC_FILE})")
     return SweepSpec.model_validate(read_json(path)["spec"])
+
+
+def resume_sweep(run_dir: Path, options: RunOptions, out: IO[str] = sys.stdout) -> int:
+    """Continue an interrupted or crashed run (not supported yet)."""
+    raise ConfigError("sweep resume is not supported yet")
+
+
+def rerun_trial(run_dir: Path, trial_id: str | None, out: IO[str] = sys.stdout) -> int:
+    """Rerun one recorded trial and compare its metric with the record (not supported yet)."""
+    raise ConfigError("sweep repro is not supported yet")

@@ -38,6 +38,28 @@ def _cmd_run(args: argparse.Namespace) -> int:
     )
 
 
+def _cmd_resume(args: argparse.Namespace) -> int:
+    from raysweep import api
+
+    return api.resume_sweep(
+        Path(args.run_dir),
+        api.RunOptions(
+            config=Path(args.run_dir) / api.SPEC_FILE,
+            num_samples=args.num_samples,
+            max_concurrent=args.max_concurrent,
+            gpus=args.gpus,
+            allow_cpu=args.allow_cpu,
+            address=args.address,
+        ),
+    )
+
+
+def _cmd_repro(args: argparse.Namespace) -> int:
+    from raysweep import api
+
+    return api.rerun_trial(Path(args.run_dir), args.trial)
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from raysweep import api
     from raysweep.config.load import spec_to_json
@@ -135,6 +157,23 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--dry-run", action="store_true",
                      help="validate and print the plan; start nothing, write nothing")
     run.set_defaults(func=_cmd_run)
+
+    resume = sub.add_parser("resume", help="continue an interrupted or crashed run",
+                            epilog=EPILOG)
+    resume.add_argument("run_dir", metavar="RUN_DIR")
+    resume.add_argument("--gpus", metavar="IDS", help="physical GPUs to use (may differ from the "
+                        "first run)")
+    resume.add_argument("--allow-cpu", action="store_true")
+    resume.add_argument("--num-samples", type=int, metavar="N",
+                        help="extend a finished sweep to N trials in all")
+    resume.add_argument("--max-concurrent", type=int, metavar="N")
+    resume.add_argument("--address", metavar="ADDR", help="join an existing Ray cluster")
+    resume.set_defaults(func=_cmd_resume)
+
+    repro = sub.add_parser("repro", help="rerun a recorded trial and compare its metric")
+    repro.add_argument("run_dir", metavar="RUN_DIR")
+    repro.add_argument("--trial", metavar="ID", help="trial id (default: the best trial)")
+    repro.set_defaults(func=_cmd_repro)
 
     validate = sub.add_parser("validate", help="validate a sweep.json and print the resolved spec")
     validate.add_argument("--config", required=True, metavar="FILE")
