@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
-# Per-trial CSV/TensorBoard loggers cost time per result; results.json comes from
-# our own collector and ExperimentAnalysis needs only the JSON logger we add back.
-os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")
-os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
+from raysweep.runner.tuning import apply_ray_env_defaults
+
+apply_ray_env_defaults()
 
 
 @dataclass(frozen=True)
