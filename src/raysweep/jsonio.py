@@ -16,8 +16,7 @@ def write_json_atomic(path: str | os.PathLike[str], data: Any, *, indent: int | 
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=indent, sort_keys=False, default=str)
-            fh.write("\n")
+            fh.write(json.dumps(data, indent=indent, default=str) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, target)
