@@ -17,6 +17,7 @@ from raysweep.runlog import RunLog
 
 SPEC_FILE = "spec.json"
 REPORT_TXT = "report.txt"
+USAGE_FILE = "resource_usage.json"
 
 
 @dataclass(frozen=True)
@@ -148,9 +149,18 @@ def _execute(spec: SweepSpec, run_dir: Path, options: RunOptions, gpu_plan: Any,
     )
     progress = ProgressCallback(run_dir, spec.metric, spec.mode, spec.total_trials, log.stream)
     parts = build_tuner_parts(
-        spec, BuildOptions(run_dir=run_dir, driver_visible_devices=visible, callbacks=(progress,))
+        spec,
+        BuildOptions(
+            run_dir=run_dir,
+            driver_visible_devices=visible,
+            callbacks=(progress,),
+            cpu_fallback=gpu_plan.cpu_fallback,
+        ),
     )
-    grid = fit(parts)
+    from raysweep.gpu.monitor import ResourceMonitor
+
+    with ResourceMonitor(run_dir / USAGE_FILE, gpu_ids=gpu_plan.physical_ids):
+        grid = fit(parts)
     trials = grid._experiment_analysis.trials
     return collect(trials, spec.name, spec.metric, spec.mode, spec.seed, run_dir / EVENTS_FILE)
 
@@ -179,7 +189,7 @@ def plan_gpus(spec: SweepSpec, options: RunOptions) -> Any:
 
 
 def _apply_gpu_plan(plan: Any, options: RunOptions, log: RunLog) -> str | None:
-    from raysweep.gpu.allocation import cuda_visible_devices
+    from raysweep.gpu.allocation import gpu_env
 
     for warning in plan.warnings:
         log.print(f"warning: {warning}")
@@ -187,9 +197,9 @@ def _apply_gpu_plan(plan: Any, options: RunOptions, log: RunLog) -> str | None:
         if options.gpus:
             log.print(f"note: --gpus {options.gpus} ignored: with --address the GPUs are the cluster's")
         return None
-    visible = cuda_visible_devices(plan)
-    os.environ["CUDA_VISIBLE_DEVICES"] = visible
-    return visible
+    env = gpu_env(plan)
+    os.environ.update(env)
+    return env["CUDA_VISIBLE_DEVICES"]
 
 
 def _write_outputs(result: Any, run_dir: Path) -> None:
@@ -197,7 +207,13 @@ def _write_outputs(result: Any, run_dir: Path) -> None:
     from raysweep.report.text import format_report
 
     write_results(result, run_dir)
-    write_text_atomic(run_dir / REPORT_TXT, format_report(result))
+    sections = []
+    usage_path = run_dir / USAGE_FILE
+    if usage_path.is_file():
+        from raysweep.gpu.usage import format_usage_summary
+
+        sections.append(format_usage_summary(read_json(usage_path).get("summary", {})))
+    write_text_atomic(run_dir / REPORT_TXT, format_report(result, sections))
 
 
 def _dry_run_text(spec: SweepSpec, run_dir: Path, gpu_plan: Any) -> str:

@@ -27,6 +27,7 @@ class BuildOptions:
     run_dir: Path
     driver_visible_devices: str | None = None
     callbacks: tuple[tune.Callback, ...] = ()
+    cpu_fallback: bool = False  # the config asked for GPUs; none exist; --allow-cpu given
 
 
 @dataclass
@@ -62,7 +63,14 @@ def build_scheduler(spec: SweepSpec) -> TrialScheduler:
     return factory(spec.scheduler, TIME_ATTR)  # type: ignore[no-any-return]
 
 
-def build_plan(spec: SweepSpec, driver_visible_devices: str | None) -> TrialPlan:
+def trial_gpus(spec: SweepSpec, cpu_fallback: bool) -> float:
+    """GPUs per trial actually requested from Ray (0 when falling back to CPUs)."""
+    return 0.0 if cpu_fallback else float(spec.resources.gpus_per_trial)
+
+
+def build_plan(
+    spec: SweepSpec, driver_visible_devices: str | None, cpu_fallback: bool = False
+) -> TrialPlan:
     """What every trial process needs to seed itself and find its devices."""
     return TrialPlan(
         trainable=spec.trainable,
@@ -71,19 +79,22 @@ def build_plan(spec: SweepSpec, driver_visible_devices: str | None) -> TrialPlan
         mode=spec.mode,
         trainable_args=dict(spec.trainable_args),
         cpus=spec.resources.cpus_per_trial,
-        gpu_fraction=float(spec.resources.gpus_per_trial),
+        gpu_fraction=trial_gpus(spec, cpu_fallback),
         deterministic=spec.reproducibility.deterministic,
         checkpoint_frequency=spec.checkpoint.frequency,
         driver_visible_devices=driver_visible_devices,
     )
 
 
-def build_trainable(spec: SweepSpec, driver_visible_devices: str | None = None) -> Any:
+def build_trainable(
+    spec: SweepSpec, driver_visible_devices: str | None = None, cpu_fallback: bool = False
+) -> Any:
     """The wrapped function trainable with its per-trial resources."""
     resources: dict[str, float] = {"cpu": spec.resources.cpus_per_trial}
-    if spec.resources.gpus_per_trial:
-        resources["gpu"] = float(spec.resources.gpus_per_trial)
-    trainable = make_trainable(build_plan(spec, driver_visible_devices))
+    gpus = trial_gpus(spec, cpu_fallback)
+    if gpus:
+        resources["gpu"] = gpus
+    trainable = make_trainable(build_plan(spec, driver_visible_devices, cpu_fallback))
     return tune.with_resources(trainable, resources)
 
 
@@ -117,7 +128,7 @@ def build_tuner_parts(spec: SweepSpec, options: BuildOptions) -> TunerParts:
         checkpoint_config=tune.CheckpointConfig(num_to_keep=spec.checkpoint.num_to_keep),
     )
     return TunerParts(
-        trainable=build_trainable(spec, options.driver_visible_devices),
+        trainable=build_trainable(spec, options.driver_visible_devices, options.cpu_fallback),
         param_space=constant_space(spec),
         tune_config=tune_config,
         run_config=run_config,

@@ -95,14 +95,9 @@ def _trial_gpu_ids(plan: TrialPlan) -> tuple[str, ...]:
         return ()
     import ray
 
-    assigned = ray.get_gpu_ids()
-    if not assigned:
-        return ()
-    visible = plan.driver_visible_devices
-    if visible:
-        physical = visible.split(",")
-        return tuple(physical[int(i)] if int(i) < len(physical) else str(i) for i in assigned)
-    return tuple(str(i) for i in assigned)
+    from raysweep.gpu.allocation import physical_gpu_ids
+
+    return physical_gpu_ids(ray.get_gpu_ids(), plan.driver_visible_devices)
 
 
 def _record_trial_info(

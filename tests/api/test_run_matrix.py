@@ -1,0 +1,72 @@
+"""Every algorithm x every scheduler runs a tiny real sweep to completion."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from raysweep import api
+from raysweep.report.records import SweepResult
+from raysweep.views import load_result
+
+SPACES: dict[str, dict[str, Any]] = {
+    "grid": {"x": {"type": "grid", "values": [1.0, 2.5, 4.0]}, "steps": 4},
+    "random": {"x": {"type": "uniform", "low": 0, "high": 6}, "steps": 4},
+    "optuna": {"x": {"type": "uniform", "low": 0, "high": 6},
+               "y": {"type": "int", "low": -3, "high": 3}, "steps": 4},
+    "hyperopt": {"x": {"type": "uniform", "low": 0, "high": 6},
+                 "y": {"type": "choice", "values": [-1, 0, 1]}, "steps": 4},
+}
+SCHEDULERS: dict[str, dict[str, Any]] = {
+    "fifo": {"type": "fifo"},
+    "asha": {"type": "asha", "max_t": 4, "grace_period": 1, "reduction_factor": 2},
+    "hyperband": {"type": "hyperband", "max_t": 4, "reduction_factor": 2},
+    "median": {"type": "median", "grace_period": 1, "min_samples_required": 2},
+}
+
+
+def write_config(tmp_path: Path, algorithm: str, scheduler: str, **extra: Any) -> Path:
+    config = {
+        "name": f"{algorithm}-{scheduler}",
+        "trainable": "examples.quadratic:fit",
+        "metric": "loss",
+        "mode": "min",
+        "space": SPACES[algorithm],
+        "search": {"algorithm": algorithm, "num_samples": 1 if algorithm == "grid" else 4,
+                   "max_concurrent": 2},
+        "scheduler": SCHEDULERS[scheduler],
+        "seed": 3,
+        **extra,
+    }
+    path = tmp_path / f"{algorithm}-{scheduler}.json"
+    path.write_text(json.dumps(config))
+    return path
+
+
+def run(tmp_path: Path, config: Path) -> tuple[int, SweepResult, str]:
+    out = io.StringIO()
+    code = api.run_sweep(api.RunOptions(config=config, storage=tmp_path / "runs"), out=out)
+    name = json.loads(config.read_text())["name"]
+    return code, load_result(tmp_path / "runs" / name), out.getvalue()
+
+
+@pytest.mark.parametrize("scheduler", sorted(SCHEDULERS))
+@pytest.mark.parametrize("algorithm", sorted(SPACES))
+def test_algorithm_scheduler_matrix(
+    ray_session: None, tmp_path: Path, algorithm: str, scheduler: str
+) -> None:
+    code, result, output = run(tmp_path, write_config(tmp_path, algorithm, scheduler))
+    assert code == 0, output
+    expected = 3 if algorithm == "grid" else 4
+    assert len(result.trials) == expected
+    assert sorted(t.index for t in result.trials) == list(range(expected))
+    assert all(t.status in ("completed", "stopped") for t in result.trials)
+    assert all(t.best_metric is not None for t in result.trials)
+    if algorithm == "grid":
+        assert sorted(t.config["x"] for t in result.trials) == [1.0, 2.5, 4.0]
+    assert f"[{expected}/{expected}]" in output
+    assert "Best config:" in output
