@@ -19,8 +19,9 @@ def fit(config: dict[str, Any]) -> None:
     """Minimise (x - 3)^2 + (y + 1)^2 with seeded noise that shrinks each step."""
     steps = int(config.get("steps", 10))
     sleep_s = float(config.get("sleep_s", 0.0))
-    if config.get("fail"):
-        raise RuntimeError(f"deliberate failure for x={config['x']:.3f}")
+    fail_above = config.get("fail_above")
+    if fail_above is not None and config["x"] > fail_above:
+        raise RuntimeError(f"deliberate failure: x={config['x']:.3f} > {fail_above}")
     for step in range(1, steps + 1):
         noise = random.gauss(0.0, 1.0) / step
         loss = (config["x"] - 3.0) ** 2 + (config.get("y", 0.0) + 1.0) ** 2 + abs(noise)

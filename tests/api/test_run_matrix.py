@@ -16,10 +16,16 @@ from raysweep.views import load_result
 SPACES: dict[str, dict[str, Any]] = {
     "grid": {"x": {"type": "grid", "values": [1.0, 2.5, 4.0]}, "steps": 4},
     "random": {"x": {"type": "uniform", "low": 0, "high": 6}, "steps": 4},
-    "optuna": {"x": {"type": "uniform", "low": 0, "high": 6},
-               "y": {"type": "int", "low": -3, "high": 3}, "steps": 4},
-    "hyperopt": {"x": {"type": "uniform", "low": 0, "high": 6},
-                 "y": {"type": "choice", "values": [-1, 0, 1]}, "steps": 4},
+    "optuna": {
+        "x": {"type": "uniform", "low": 0, "high": 6},
+        "y": {"type": "int", "low": -3, "high": 3},
+        "steps": 4,
+    },
+    "hyperopt": {
+        "x": {"type": "uniform", "low": 0, "high": 6},
+        "y": {"type": "choice", "values": [-1, 0, 1]},
+        "steps": 4,
+    },
 }
 SCHEDULERS: dict[str, dict[str, Any]] = {
     "fifo": {"type": "fifo"},
@@ -36,8 +42,11 @@ def write_config(tmp_path: Path, algorithm: str, scheduler: str, **extra: Any) -
         "metric": "loss",
         "mode": "min",
         "space": SPACES[algorithm],
-        "search": {"algorithm": algorithm, "num_samples": 1 if algorithm == "grid" else 4,
-                   "max_concurrent": 2},
+        "search": {
+            "algorithm": algorithm,
+            "num_samples": 1 if algorithm == "grid" else 4,
+            "max_concurrent": 2,
+        },
         "scheduler": SCHEDULERS[scheduler],
         "seed": 3,
         **extra,

@@ -24,9 +24,17 @@ class RayOptions:
     env_vars: dict[str, str] = field(default_factory=dict)
 
 
+# Trial failures are reported once, by our progress line and in results.json;
+# these loggers would print each traceback again.
+_QUIET_LOGGERS = ("ray.tune.execution.tune_controller", "ray.tune.tune")
+
+
 def start_ray(options: RayOptions) -> dict[str, Any]:
     """ray.init for a local instance or an existing cluster; returns its resources."""
     import ray
+
+    for name in _QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
 
     if ray.is_initialized():
         return dict(ray.cluster_resources())

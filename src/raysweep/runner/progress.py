@@ -66,12 +66,15 @@ class ProgressCallback(tune.Callback):
         self.finished += 1
         result = trial.last_result or {}
         value = result.get(self.metric)
-        if isinstance(value, int | float) and not math.isnan(value):
+        trial_best = (getattr(trial, "metric_analysis", {}) or {}).get(self.metric, {}).get(
+            self.mode, value
+        )
+        if isinstance(trial_best, int | float) and not math.isnan(trial_best):
             better = self.best is None or (
-                value < self.best if self.mode == "min" else value > self.best
+                trial_best < self.best if self.mode == "min" else trial_best > self.best
             )
             if better:
-                self.best = float(value)
+                self.best = float(trial_best)
         self._append(
             {
                 "event": event,
