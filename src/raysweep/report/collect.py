@@ -21,22 +21,43 @@ _RAY_BOOKKEEPING = {
 
 
 def collect(
-    trials: list[Any], name: str, metric: str, mode: str, master_seed: int,
+    trials: list[Any],
+    name: str,
+    metric: str,
+    mode: str,
+    master_seed: int,
     events_path: Path | None = None,
+    max_iterations: int | None = None,
 ) -> SweepResult:
-    """Build a SweepResult from Ray Tune Trial objects (ResultGrid or ExperimentAnalysis)."""
+    """Build a SweepResult from Ray Tune Trial objects (ResultGrid or ExperimentAnalysis).
+
+    A trial is ``completed`` when its function returned by itself or it reached
+    ``max_iterations`` (the scheduler's max_t or the stop rule); a trial ended
+    earlier by the scheduler is ``stopped``.
+    """
     events = _read_events(events_path)
-    records = [_record(t, metric, mode, master_seed, events.get(t.trial_id, {})) for t in trials]
-    records.sort(key=lambda r: (r.index, r.trial_id))
+    infos = _read_trial_info(events_path.parent / TRIAL_INFO_FILE if events_path else None)
+    records = [
+        _record(t, metric, mode, master_seed, events.get(t.trial_id, {}), infos.get(t.trial_id, {}))
+        for t in trials
+    ]
+    for record in records:
+        if record.status == "stopped" and max_iterations and record.iterations >= max_iterations:
+            record.status = "completed"
+    records.sort(key=lambda r: (r.index, r.trial_id))  # suggestion order
     return SweepResult(name=name, metric=metric, mode=mode, trials=records)
 
 
 def _record(
-    trial: Any, metric: str, mode: str, master_seed: int, event: dict[str, Any]
+    trial: Any,
+    metric: str,
+    mode: str,
+    master_seed: int,
+    event: dict[str, Any],
+    info: dict[str, Any],
 ) -> TrialRecord:
     config = dict(trial.config or {})
     index = int(config.pop(INDEX_KEY, -1))
-    info = _trial_info(trial)
     last = {
         k: clean_number(v)
         for k, v in (trial.last_result or {}).items()
@@ -64,7 +85,7 @@ def _status(trial: Any, info: dict[str, Any]) -> TrialStatus:
     if status == "ERROR":
         return "errored"
     if status == "TERMINATED":
-        return "completed" if info.get("returned", True) else "stopped"
+        return "completed" if info.get("returned", not info) else "stopped"
     if status == "RUNNING":
         return "running"
     return "pending"
@@ -88,27 +109,34 @@ def _error(trial: Any) -> str | None:
     return "trial failed"
 
 
-def _trial_info(trial: Any) -> dict[str, Any]:
-    path = getattr(trial, "local_path", None) or getattr(trial, "path", None)
-    if not path:
-        return {}
-    file = Path(path) / TRIAL_INFO_FILE
-    try:
-        return dict(json.loads(file.read_text(encoding="utf-8")))
-    except (OSError, ValueError):
-        return {}
+def _read_trial_info(path: Path | None) -> dict[str, dict[str, Any]]:
+    """Per trial id: index, seed, devices, and whether the function returned by itself."""
+    infos: dict[str, dict[str, Any]] = {}
+    for record in _read_jsonl(path):
+        info = infos.setdefault(record["trial_id"], {"returned": False})
+        info.update({k: v for k, v in record.items() if k != "event"})
+        if record.get("event") == "returned":
+            info["returned"] = True
+    return infos
+
+
+def _read_jsonl(path: Path | None) -> list[dict[str, Any]]:
+    """The records of a JSON-lines file, skipping a torn last line."""
+    if path is None or not path.is_file():
+        return []
+    records = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            continue
+    return records
 
 
 def _read_events(path: Path | None) -> dict[str, dict[str, Any]]:
     """Latest start/end event per trial id from trials.jsonl (tolerates a torn last line)."""
-    if path is None or not path.is_file():
-        return {}
     latest: dict[str, dict[str, Any]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
+    for event in _read_jsonl(path):
         merged = latest.setdefault(event["trial_id"], {})
         if event.get("event") == "start":
             merged.setdefault("started", event.get("t"))

@@ -19,7 +19,7 @@ def make_hyperopt(
     from ray.tune.search.hyperopt import HyperOptSearch
 
     return HyperOptSearch(
-        space=space,
+        space=HyperOptSearch.convert_search_space(space),
         metric=metric,
         mode=mode,
         random_state_seed=seed,

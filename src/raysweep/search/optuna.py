@@ -33,4 +33,9 @@ def make_optuna(
         sampler = optuna.samplers.GPSampler(seed=seed, n_startup_trials=startup)
     else:
         sampler = optuna.samplers.RandomSampler(seed=seed)
-    return OptunaSearch(space=space, metric=metric, mode=mode, sampler=sampler)
+    return OptunaSearch(
+        space=OptunaSearch.convert_search_space(space),
+        metric=metric,
+        mode=mode,
+        sampler=sampler,
+    )

@@ -25,8 +25,7 @@ def load_user_trainable(ref: str) -> Callable[[dict[str, Any]], Any]:
         module = importlib.import_module(module_name)
     except Exception as exc:
         raise TrainableError(
-            f"trainable {ref!r}: cannot import module {module_name!r}: "
-            f"{type(exc).__name__}: {exc}"
+            f"trainable {ref!r}: cannot import module {module_name!r}: {type(exc).__name__}: {exc}"
         ) from None
     func = getattr(module, func_name, None)
     if func is None:
@@ -41,8 +40,11 @@ def load_user_trainable(ref: str) -> Callable[[dict[str, Any]], Any]:
         params = inspect.signature(func).parameters
     except (TypeError, ValueError):
         return func  # type: ignore[no-any-return]
-    required = [p for p in params.values() if p.default is p.empty and p.kind in (
-        p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [
+        p
+        for p in params.values()
+        if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
     if len(required) > 1 or (not params):
         raise TrainableError(
             f"trainable {ref!r}: must take exactly one argument (the config dict), "

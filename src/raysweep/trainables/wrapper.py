@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from raysweep.jsonio import write_json_atomic
 from raysweep.search.indexed import INDEX_KEY
 from raysweep.trainables.context import TrialContext, set_trial_context
 
-TRIAL_INFO_FILE = "raysweep_trial.json"
+TRIAL_INFO_FILE = "trial_info.jsonl"
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,7 @@ class TrialPlan:
     deterministic: bool = True
     checkpoint_frequency: int = 0
     driver_visible_devices: str | None = None
+    info_path: str | None = None  # run_dir/trial_info.jsonl (run dirs are on shared storage)
 
 
 def resolve_function(trainable: str) -> tuple[Callable[..., Any], bool]:
@@ -70,15 +71,14 @@ def make_trainable(plan: TrialPlan) -> Callable[[dict[str, Any]], Any]:
             deterministic=plan.deterministic,
             checkpoint_frequency=plan.checkpoint_frequency,
         )
-        info_path = _record_trial_info(ctx, returned=False)
+        _record_trial_info(plan.info_path, ctx, "start")
         set_trial_context(ctx)
         func, builtin = resolve_function(plan.trainable)
         try:
             outcome = func(params, ctx) if builtin else func(params)
         finally:
             set_trial_context(None)
-        if info_path is not None:  # ran to its own end, not stopped by the scheduler
-            _record_trial_info(ctx, returned=True, path=info_path)
+        _record_trial_info(plan.info_path, ctx, "returned")  # not stopped by the scheduler
         return outcome
 
     trial.__name__ = trial.__qualname__ = _trainable_name(plan.trainable)
@@ -100,28 +100,33 @@ def _trial_gpu_ids(plan: TrialPlan) -> tuple[str, ...]:
     return physical_gpu_ids(ray.get_gpu_ids(), plan.driver_visible_devices)
 
 
-def _record_trial_info(
-    ctx: TrialContext, returned: bool, path: str | None = None
-) -> str | None:
-    """Write the trial's index, seed and devices next to Ray's own trial files."""
+def _record_trial_info(path: str | None, ctx: TrialContext, event: str) -> None:
+    """Append the trial's index, seed and devices to the run's trial_info.jsonl.
+
+    One short line per event, written with O_APPEND, so concurrent trials never
+    tear each other's lines and the cost stays O(1) per trial.
+    """
+    if not path:
+        return
     import ray
     from ray import tune
 
-    if path is None:
-        try:
-            trial_dir = tune.get_context().get_trial_dir()
-        except Exception:
-            return None
-        if not trial_dir:
-            return None
-        path = os.path.join(trial_dir, TRIAL_INFO_FILE)
-    info = {
+    try:
+        trial_id = tune.get_context().get_trial_id()
+    except Exception:
+        return
+    record = {
+        "trial_id": trial_id,
+        "event": event,
         "index": ctx.index,
         "seed": ctx.seed,
         "gpu_ids": list(ctx.gpu_ids),
         "node_id": ray.get_runtime_context().get_node_id(),
         "pid": os.getpid(),
-        "returned": returned,
     }
-    write_json_atomic(path, info)
-    return path
+    line = (json.dumps(record) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
