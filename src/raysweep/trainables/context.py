@@ -20,6 +20,7 @@ class TrialContext:
         gpu_fraction: share of each GPU (1.0 for whole GPUs).
         deterministic: whether deterministic algorithms were requested.
         checkpoint_frequency: save a checkpoint every N reports (0 = never).
+        master_seed: the sweep's seed (the same for every trial, e.g. for data splits).
     """
 
     index: int
@@ -32,6 +33,7 @@ class TrialContext:
     gpu_fraction: float = 0.0
     deterministic: bool = True
     checkpoint_frequency: int = 0
+    master_seed: int = 0
 
     @property
     def uses_gpu(self) -> bool:

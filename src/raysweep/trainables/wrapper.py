@@ -57,6 +57,7 @@ def make_trainable(plan: TrialPlan) -> Callable[[dict[str, Any]], Any]:
         index = int(params.pop(INDEX_KEY, 0))
         seed = trial_seed_for(plan.master_seed, index)
         gpu_ids = _trial_gpu_ids(plan)
+        func, builtin = resolve_function(plan.trainable)  # imports torch if the trainable does
         seed_everything(seed)
         set_deterministic(plan.deterministic, threads=plan.cpus)
         ctx = TrialContext(
@@ -70,10 +71,10 @@ def make_trainable(plan: TrialPlan) -> Callable[[dict[str, Any]], Any]:
             gpu_fraction=plan.gpu_fraction if gpu_ids else 0.0,
             deterministic=plan.deterministic,
             checkpoint_frequency=plan.checkpoint_frequency,
+            master_seed=plan.master_seed,
         )
         _record_trial_info(plan.info_path, ctx, "start")
         set_trial_context(ctx)
-        func, builtin = resolve_function(plan.trainable)
         try:
             outcome = func(params, ctx) if builtin else func(params)
         finally:

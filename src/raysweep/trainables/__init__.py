@@ -1,0 +1,1 @@
+"""Built-in trainables (LightGBM, XGBoost, CatBoost, a torch MLP), their datasets and context."""
