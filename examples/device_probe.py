@@ -1,0 +1,35 @@
+"""A user trainable that reports which devices its trial was given.
+
+    "trainable": "examples.device_probe:probe"
+
+Useful to check a GPU packing before a long sweep: each trial reports the
+``CUDA_VISIBLE_DEVICES`` it sees, Ray's GPU ids, and when it ran.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import ray
+from ray import tune
+
+import raysweep
+
+
+def probe(config: dict[str, Any]) -> None:
+    """Hold the trial's resources for ``hold_s`` seconds, then report what it saw."""
+    started = time.time()
+    time.sleep(float(config.get("hold_s", 0.5)))
+    ctx = raysweep.trial_context()
+    tune.report(
+        {
+            "loss": float(config.get("x", 0.0)),
+            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", ""),
+            "ray_gpu_ids": ",".join(str(i) for i in ray.get_gpu_ids()),
+            "context_gpu_ids": ",".join(ctx.gpu_ids),
+            "started": started,
+            "ended": time.time(),
+        }
+    )

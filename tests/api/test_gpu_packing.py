@@ -1,0 +1,92 @@
+"""GPU packing through the real pipeline, on Ray's logical GPUs (no NVIDIA GPU needed).
+
+A subprocess starts Ray with logical CPUs and GPUs and runs a sweep into it as onto
+an existing cluster (the GPUs are the cluster's). Trials hold their slot for a few
+seconds so every worker has started before the first one ends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = """
+import io, json, sys
+from pathlib import Path
+import ray
+ray.init(num_cpus=int(sys.argv[3]), num_gpus=int(sys.argv[4]), include_dashboard=False,
+         log_to_driver=False)
+from raysweep import api
+code = api.run_sweep(api.RunOptions(config=Path(sys.argv[1]), storage=Path(sys.argv[2]),
+                                    address="auto"), out=io.StringIO())
+sys.exit(code)
+"""
+
+
+def run_packed(
+    tmp_path: Path, gpus_per_trial: float, trials: int, cpus: int, gpus: int, hold_s: float
+) -> list[dict[str, Any]]:
+    config = {
+        "name": f"pack-{gpus_per_trial}",
+        "trainable": "examples.device_probe:probe",
+        "metric": "loss",
+        "mode": "min",
+        "space": {"x": {"type": "uniform", "low": 0, "high": 1}, "hold_s": hold_s},
+        "search": {"algorithm": "random", "num_samples": trials},
+        "resources": {"cpus_per_trial": 1, "gpus_per_trial": gpus_per_trial},
+    }
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(config))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("CUDA_VISIBLE_DEVICES", None)
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(path), str(tmp_path / "runs"), str(cpus), str(gpus)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=240,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads((tmp_path / "runs" / config["name"] / "results.json").read_text())
+    return list(results["trials"])
+
+
+def max_overlap(intervals: list[tuple[float, float]]) -> int:
+    points = sorted([(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals])
+    current = best = 0
+    for _, step in points:
+        current += step
+        best = max(best, current)
+    return best
+
+
+@pytest.mark.slow
+def test_quarter_gpus_pack_four_trials_per_gpu(tmp_path: Path) -> None:
+    trials = run_packed(tmp_path, 0.25, 8, cpus=8, gpus=2, hold_s=8.0)
+    assert len(trials) == 8
+    by_gpu: dict[str, list[tuple[float, float]]] = {}
+    for t in trials:
+        last = t["last"]
+        assert t["gpu_ids"] and len(t["gpu_ids"]) == 1
+        assert last["cuda_visible_devices"] == t["gpu_ids"][0] == last["context_gpu_ids"]
+        by_gpu.setdefault(t["gpu_ids"][0], []).append((last["started"], last["ended"]))
+    assert sorted(by_gpu) == ["0", "1"]
+    assert [max_overlap(v) for v in by_gpu.values()] == [4, 4]
+
+
+@pytest.mark.slow
+def test_whole_gpu_trials_never_share(tmp_path: Path) -> None:
+    trials = run_packed(tmp_path, 2, 4, cpus=4, gpus=4, hold_s=3.0)
+    seen: dict[str, list[tuple[float, float]]] = {}
+    for t in trials:
+        last = t["last"]
+        assert len(t["gpu_ids"]) == 2
+        assert sorted(last["cuda_visible_devices"].split(",")) == sorted(t["gpu_ids"])
+        for gpu in t["gpu_ids"]:
+            seen.setdefault(gpu, []).append((last["started"], last["ended"]))
+    assert all(max_overlap(v) == 1 for v in seen.values())
+    assert len(seen) == 4
