@@ -176,3 +176,20 @@ def test_gpus_without_gpu_says_so(tmp_path: Path) -> None:
     assert "no NVIDIA GPU found" in proc.stdout
     proc = sweep("gpus", "--json", cwd=tmp_path)
     assert json.loads(proc.stdout)["gpus"] == []
+
+
+def test_builtin_on_several_gpus_is_refused(tmp_path: Path) -> None:
+    config = {
+        **GOOD,
+        "trainable": "torch_mlp",
+        "metric": "val_loss",
+        "trainable_args": {"dataset": "wine"},
+        "resources": {"gpus_per_trial": 2},
+    }
+    file = tmp_path / "s.json"
+    file.write_text(json.dumps(config))
+    proc = sweep("validate", "--config", str(file), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert (
+        "resources.gpus_per_trial: built-in trainable 'torch_mlp' trains on one GPU" in proc.stderr
+    )
