@@ -31,7 +31,8 @@ SCHEDULERS: dict[str, str] = {
 def import_ref(ref: str) -> Callable[..., Any]:
     """Import ``package.module:attribute``."""
     module_name, _, attr = ref.partition(":")
-    return getattr(importlib.import_module(module_name), attr)  # type: ignore[no-any-return]
+    func: Callable[..., Any] = getattr(importlib.import_module(module_name), attr)
+    return func
 
 
 def lookup(table: dict[str, str], kind: str, name: str) -> Callable[..., Any]:

@@ -48,7 +48,11 @@ def run_packed(
     env.pop("CUDA_VISIBLE_DEVICES", None)
     proc = subprocess.run(
         [sys.executable, "-c", SCRIPT, str(path), str(tmp_path / "runs"), str(cpus), str(gpus)],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=240,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads((tmp_path / "runs" / config["name"] / "results.json").read_text())

@@ -54,30 +54,50 @@ def test_valid_config_fills_defaults() -> None:
 @pytest.mark.parametrize(
     ("path", "value", "expected"),
     [
-        ("space.num_leaves", {"type": "int", "low": 300, "high": 256},
-         "space.num_leaves.low: must be < high (got 300 >= 256)"),
-        ("space.learning_rate", {"type": "loguniform", "low": 0, "high": 1},
-         "space.learning_rate.low: must be > 0 for a loguniform parameter (got 0.0)"),
-        ("space.n", {"type": "int", "low": 1, "high": 9, "step": 0},
-         "space.n.step: must be >= 1 (got 0)"),
-        ("space.q", {"type": "quniform", "low": 0, "high": 1, "q": -1},
-         "space.q.q: must be > 0"),
+        (
+            "space.num_leaves",
+            {"type": "int", "low": 300, "high": 256},
+            "space.num_leaves.low: must be < high (got 300 >= 256)",
+        ),
+        (
+            "space.learning_rate",
+            {"type": "loguniform", "low": 0, "high": 1},
+            "space.learning_rate.low: must be > 0 for a loguniform parameter (got 0.0)",
+        ),
+        (
+            "space.n",
+            {"type": "int", "low": 1, "high": 9, "step": 0},
+            "space.n.step: must be >= 1 (got 0)",
+        ),
+        ("space.q", {"type": "quniform", "low": 0, "high": 1, "q": -1}, "space.q.q: must be > 0"),
         ("space.c", {"type": "choice", "values": []}, "space.c.values"),
-        ("space.g", {"type": "grid", "values": [1, 2]},
-         "space.g: 'grid' parameters need search.algorithm grid or random (got 'optuna')"),
+        (
+            "space.g",
+            {"type": "grid", "values": [1, 2]},
+            "space.g: 'grid' parameters need search.algorithm grid or random (got 'optuna')",
+        ),
         ("space.u", {"type": "gaussian", "mu": 0}, "space.u"),
         ("search.num_samples", 0, "search.num_samples: Input should be greater than or equal to 1"),
         ("mode", "minimize", "mode: Input should be 'min' or 'max' (got \"minimize\")"),
-        ("resources.gpus_per_trial", 1.5,
-         "resources.gpus_per_trial: must be a fraction in (0, 1] or a whole number (got 1.5)"),
+        (
+            "resources.gpus_per_trial",
+            1.5,
+            "resources.gpus_per_trial: must be a fraction in (0, 1] or a whole number (got 1.5)",
+        ),
         ("resources.gpus_per_trial", -1, "resources.gpus_per_trial"),
         ("search.algorithm", "bayes", "search.algorithm: Input should be 'grid', 'random'"),
-        ("search.options", {"sampler": "tpe", "n_trees": 3},
-         "search.options.n_trees: unknown option for algorithm 'optuna'; valid options: "
-         "multivariate, n_startup_trials, sampler"),
+        (
+            "search.options",
+            {"sampler": "tpe", "n_trees": 3},
+            "search.options.n_trees: unknown option for algorithm 'optuna'; valid options: "
+            "multivariate, n_startup_trials, sampler",
+        ),
         ("search.options", {"sampler": "nsga"}, "search.options.sampler"),
-        ("scheduler", {"type": "asha", "max_t": 10, "grace_period": 20},
-         "scheduler.grace_period: must be <= max_t (got 20 > 10)"),
+        (
+            "scheduler",
+            {"type": "asha", "max_t": 10, "grace_period": 20},
+            "scheduler.grace_period: must be <= max_t (got 20 > 10)",
+        ),
         ("scheduler", {"type": "pbt"}, "scheduler"),
         ("scheduler", {"type": "asha", "max_tt": 3}, "scheduler.max_tt: unknown key; valid keys"),
         ("trainable", "no_such_trainable", "trainable: unknown trainable 'no_such_trainable'"),
@@ -121,8 +141,12 @@ def test_every_error_is_reported_at_once() -> None:
 
 
 def test_format_error_strips_union_tags() -> None:
-    err = {"loc": ("space", "x", "int", "low"), "msg": "Input should be a valid integer",
-           "type": "int_parsing", "input": "a"}
+    err = {
+        "loc": ("space", "x", "int", "low"),
+        "msg": "Input should be a valid integer",
+        "type": "int_parsing",
+        "input": "a",
+    }
     assert format_error(err) == 'space.x.low: Input should be a valid integer (got "a")'
 
 

@@ -16,7 +16,6 @@ from raysweep.config.space import Param
 from raysweep.errors import ConfigError
 
 
-
 def load_config_file(path: str | Path) -> dict[str, Any]:
     """Read a sweep.json file into a dict; ConfigError for a missing file or bad JSON."""
     file = Path(path)
@@ -29,7 +28,9 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
             f"{file}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         ) from None
     if not isinstance(data, dict):
-        raise ConfigError(f"{file}: the top level must be a JSON object (got {type(data).__name__})")
+        raise ConfigError(
+            f"{file}: the top level must be a JSON object (got {type(data).__name__})"
+        )
     return data
 
 

@@ -128,9 +128,7 @@ class ResourcesConfig(StrictModel):
     @classmethod
     def _fraction_or_whole(cls, value: float) -> float:
         if value > 1 and not float(value).is_integer():
-            raise ValueError(
-                f"must be a fraction in (0, 1] or a whole number (got {value})"
-            )
+            raise ValueError(f"must be a fraction in (0, 1] or a whole number (got {value})")
         return value
 
 
@@ -228,6 +226,18 @@ class SweepSpec(StrictModel):
                 )
             if not grid_keys:
                 raise ValueError("space: algorithm 'grid' needs at least one 'grid' parameter")
+        # Schedulers whose decisions depend on when results arrive or how many trials run.
+        not_strict = {
+            "asha": "its promotions depend on the order in which results arrive",
+            "median": "its median is taken over whatever results have arrived so far",
+            "hyperband": "which trials share a bracket milestone depends on how many run at once",
+        }
+        if self.reproducibility.strict and self.scheduler.type in not_strict:
+            raise ValueError(
+                f"scheduler.type: {self.scheduler.type!r} is not reproducible in strict mode "
+                f"({not_strict[self.scheduler.type]}); use fifo, or set "
+                "reproducibility.strict to false and search.max_concurrent to 1"
+            )
         return self
 
     @property
@@ -235,6 +245,13 @@ class SweepSpec(StrictModel):
         """Number of points in the cross product of the grid parameters (1 if none)."""
         sizes = [len(v.values) for v in self.space.values() if isinstance(v, GridParam)]
         return math.prod(sizes) if sizes else 1
+
+    @property
+    def iteration_budget(self) -> int | None:
+        """Most iterations a trial may run: the scheduler's max_t and/or stop.max_iterations."""
+        limits = [self.stop.max_iterations, getattr(self.scheduler, "max_t", None)]
+        present = [int(v) for v in limits if v]
+        return min(present) if present else None
 
     @property
     def total_trials(self) -> int:

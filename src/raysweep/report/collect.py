@@ -13,10 +13,23 @@ from raysweep.search.indexed import INDEX_KEY
 from raysweep.trainables.wrapper import TRIAL_INFO_FILE
 
 _RAY_BOOKKEEPING = {
-    "config", "date", "hostname", "node_ip", "pid", "time_since_restore",
-    "iterations_since_restore", "timesteps_since_restore", "experiment_tag",
-    "checkpoint_dir_name", "should_checkpoint", "trial_id", "timesteps_total",
-    "episodes_total", "time_this_iter_s", "timestamp", "time_total_s",
+    "config",
+    "date",
+    "hostname",
+    "node_ip",
+    "pid",
+    "time_since_restore",
+    "iterations_since_restore",
+    "timesteps_since_restore",
+    "experiment_tag",
+    "checkpoint_dir_name",
+    "should_checkpoint",
+    "trial_id",
+    "timesteps_total",
+    "episodes_total",
+    "time_this_iter_s",
+    "timestamp",
+    "time_total_s",
 }
 
 

@@ -31,8 +31,17 @@ def results_csv(result: SweepResult) -> str:
     """One row per trial; config keys as ``config/<name>`` columns."""
     config_keys = sorted({k for t in result.trials for k in t.config})
     header = [
-        "trial_id", "index", "status", "seed", "iterations", "best_metric",
-        f"last/{result.metric}", "started_at", "ended_at", "gpu_ids", "error",
+        "trial_id",
+        "index",
+        "status",
+        "seed",
+        "iterations",
+        "best_metric",
+        f"last/{result.metric}",
+        "started_at",
+        "ended_at",
+        "gpu_ids",
+        "error",
     ] + [f"config/{k}" for k in config_keys]
     buffer = io.StringIO()
     writer = csv.writer(buffer)
@@ -41,8 +50,16 @@ def results_csv(result: SweepResult) -> str:
         error = (t.error or "").strip().splitlines()
         writer.writerow(
             [
-                t.trial_id, t.index, t.status, t.seed, t.iterations, t.best_metric,
-                t.last.get(result.metric), t.started_at, t.ended_at, ";".join(t.gpu_ids),
+                t.trial_id,
+                t.index,
+                t.status,
+                t.seed,
+                t.iterations,
+                t.best_metric,
+                t.last.get(result.metric),
+                t.started_at,
+                t.ended_at,
+                ";".join(t.gpu_ids),
                 error[-1] if error else "",
             ]
             + [_cell(t.config.get(k)) for k in config_keys]

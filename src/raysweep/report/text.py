@@ -33,7 +33,9 @@ def format_summary(result: SweepResult, top: int = 5) -> str:
     if len(ranked) > 1:
         lines.append("")
         lines.append(f"Top {len(ranked)}:")
-        lines.append(f"  {'rank':>4}  {'trial':<16} {'#':>4}  {result.metric:>12}  {'iters':>5}  status")
+        lines.append(
+            f"  {'rank':>4}  {'trial':<16} {'#':>4}  {result.metric:>12}  {'iters':>5}  status"
+        )
         for rank, t in enumerate(ranked, 1):
             lines.append(
                 f"  {rank:>4}  {t.trial_id:<16} {t.index:>4}  {t.best_metric:>12.6g}  "

@@ -41,14 +41,14 @@ class VariantSearcher(Searcher):
             for _resolved, config in generate_variants(self.space, random_state=random_state):
                 yield config
 
-    def suggest(self, trial_id: str) -> dict[str, Any] | None | str:
+    def suggest(self, trial_id: str) -> dict[str, Any] | None:
         if self._iterator is None:
             self._iterator = self._variants()
             for _ in range(self.emitted):  # fast-forward after a restore
                 next(self._iterator, None)
         config = next(self._iterator, None)
         if config is None:
-            return Searcher.FINISHED
+            return Searcher.FINISHED  # type: ignore[return-value]  # Ray's sentinel string
         self.emitted += 1
         return config
 
