@@ -7,7 +7,9 @@ import random
 
 import numpy as np
 
-SEED_RULE = "numpy.random.SeedSequence([master_seed, trial_index]).generate_state(1)[0]"
+SEED_RULE = (
+    "int(numpy.random.SeedSequence([master_seed, trial_index]).generate_state(1)[0]) & 0x7FFFFFFF"
+)
 
 
 def trial_seed_for(master_seed: int, index: int) -> int:

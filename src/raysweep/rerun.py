@@ -1,0 +1,217 @@
+"""``sweep repro``: rerun one recorded trial alone and compare its metric with the record.
+
+The trial runs through the same wrapped trainable as in the sweep, with its
+recorded config and ``__trial_index__`` (hence the same seed), the same
+resources and checkpoint settings, for as many iterations as it ran before,
+in a temporary directory. The run directory is only appended to
+(``sweep_output.log``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from raysweep.config.schema import SweepSpec
+from raysweep.errors import ConfigError, SweepError
+from raysweep.jsonio import read_json
+from raysweep.report.records import SweepResult, TrialRecord
+
+BEST_CONFIG = "best_config.json"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Recorded vs rerun values of the sweep's metric for one trial."""
+
+    metric: str
+    recorded_last: Any
+    rerun_last: Any
+    recorded_best: float | None
+    rerun_best: float | None
+    recorded_iterations: int
+    rerun_iterations: int
+
+    @property
+    def matches(self) -> bool:
+        """Bit-identical last and best metric, and the same number of iterations."""
+        return (
+            _same(self.recorded_last, self.rerun_last)
+            and _same(self.recorded_best, self.rerun_best)
+            and self.recorded_iterations == self.rerun_iterations
+        )
+
+
+def rerun_trial(run_dir: Path, trial_id: str | None, out: IO[str] = sys.stdout) -> int:
+    """Rerun ``trial_id`` (default: the best trial) of ``run_dir``; 0 on a match, 1 otherwise."""
+    from raysweep.api import read_spec
+    from raysweep.runlog import RunLog
+    from raysweep.views import load_result
+
+    run_dir = Path(run_dir).resolve()
+    spec = read_spec(run_dir)
+    result = load_result(run_dir)
+    record = pick_trial(run_dir, result, trial_id)
+    with RunLog(run_dir, out) as log:
+        log.print(
+            f"Rerunning trial {record.trial_id} (#{record.index}, seed {record.seed}) of "
+            f"{spec.name!r} for {record.iterations} iteration(s): {spec.trainable}"
+        )
+        for warning in _manifest_warnings(run_dir):
+            log.print(f"note: {warning}")
+        rerun = run_alone(spec, run_dir, record)
+        if rerun.status == "errored":
+            lines = (rerun.error or "").strip().splitlines()
+            log.print(f"recorded: {spec.metric} last={record.last.get(spec.metric)!r}")
+            log.print(f"MISMATCH: the rerun failed: {lines[-1] if lines else 'no error text'}")
+            return 1
+        comparison = compare(spec.metric, record, rerun)
+        for line in format_comparison(comparison):
+            log.print(line)
+        return 0 if comparison.matches else 1
+
+
+def pick_trial(run_dir: Path, result: SweepResult, trial_id: str | None) -> TrialRecord:
+    """The trial asked for, else best_config.json's, else the best in results.json."""
+    by_id = {t.trial_id: t for t in result.trials}
+    if trial_id is None:
+        best_file = run_dir / BEST_CONFIG
+        if best_file.is_file():
+            trial_id = str(read_json(best_file)["trial_id"])
+        else:
+            best = result.best()
+            if best is None:
+                raise SweepError(
+                    f"{run_dir}: no trial reported {result.metric!r}; nothing to rerun"
+                )
+            trial_id = best.trial_id
+    record = by_id.get(trial_id)
+    if record is None:
+        raise ConfigError(
+            f"--trial: no trial {trial_id!r} in {run_dir}; trials: {', '.join(sorted(by_id))}"
+        )
+    if record.index < 0:
+        raise SweepError(f"trial {trial_id}: no recorded trial index; cannot derive its seed")
+    if record.status in ("errored", "pending", "running") or record.iterations < 1:
+        raise SweepError(
+            f"trial {trial_id}: status {record.status!r} after {record.iterations} iteration(s); "
+            "only trials that reported a metric can be rerun"
+        )
+    return record
+
+
+def run_alone(spec: SweepSpec, run_dir: Path, record: TrialRecord) -> TrialRecord:
+    """Run the recorded trial alone in a temporary directory; its new record.
+
+    Starts (and afterwards stops) a local Ray unless this process already has one.
+    """
+    import ray
+    from ray import tune
+
+    from raysweep.report.collect import collect
+    from raysweep.repro.determinism import DETERMINISM_ENV
+    from raysweep.repro.manifest import read_manifest
+    from raysweep.runner.build import TIME_ATTR, TunerParts, build_trainable
+    from raysweep.runner.execute import RayOptions, fit, start_ray, stop_ray
+    from raysweep.search.indexed import INDEX_KEY
+
+    cpu_fallback = bool(read_manifest(run_dir).get("gpu_plan", {}).get("cpu_fallback", False))
+    plan = _gpu_plan(spec, run_dir, record, cpu_fallback)
+    started_here = not ray.is_initialized()
+    if started_here:  # CUDA numbering is fixed when Ray starts, as in `sweep run`
+        from raysweep.gpu.allocation import gpu_env
+
+        os.environ.update(gpu_env(plan))
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    start_ray(
+        RayOptions(
+            num_gpus=plan.num_gpus,
+            env_vars=dict(DETERMINISM_ENV) if spec.reproducibility.deterministic else {},
+        )
+    )
+    try:
+        with tempfile.TemporaryDirectory(prefix="raysweep-repro-") as tmp:
+            parts = TunerParts(
+                trainable=build_trainable(spec, visible, plan.cpu_fallback),
+                param_space={**record.config, INDEX_KEY: record.index},
+                tune_config=tune.TuneConfig(
+                    metric=spec.metric, mode=spec.mode, num_samples=1, reuse_actors=False
+                ),
+                run_config=tune.RunConfig(
+                    name="repro",
+                    storage_path=tmp,
+                    stop={TIME_ATTR: record.iterations},
+                    verbose=0,
+                    callbacks=[],
+                    checkpoint_config=tune.CheckpointConfig(
+                        num_to_keep=spec.checkpoint.num_to_keep
+                    ),
+                ),
+            )
+            trials = fit(parts)._experiment_analysis.trials
+            return collect(trials, spec.name, spec.metric, spec.mode, spec.seed).trials[0]
+    finally:
+        if started_here:
+            stop_ray()
+
+
+def _gpu_plan(spec: SweepSpec, run_dir: Path, record: TrialRecord, cpu_fallback: bool) -> Any:
+    """The GPU plan for the rerun: the trial's own physical GPUs when it had any."""
+    from raysweep.api import RunOptions, plan_gpus
+
+    gpus = ",".join(record.gpu_ids) if record.gpu_ids else None
+    if spec.resources.gpus_per_trial <= 0 or cpu_fallback:
+        gpus = "none"
+    options = RunOptions(config=run_dir / "spec.json", gpus=gpus, allow_cpu=cpu_fallback)
+    return plan_gpus(spec, options)
+
+
+def compare(metric: str, recorded: TrialRecord, rerun: TrialRecord) -> Comparison:
+    """The recorded and rerun values of ``metric`` side by side."""
+    return Comparison(
+        metric=metric,
+        recorded_last=recorded.last.get(metric),
+        rerun_last=rerun.last.get(metric),
+        recorded_best=recorded.best_metric,
+        rerun_best=rerun.best_metric,
+        recorded_iterations=recorded.iterations,
+        rerun_iterations=rerun.iterations,
+    )
+
+
+def format_comparison(c: Comparison) -> list[str]:
+    """Lines for people: both values when they differ; ``match`` last when they agree."""
+    lines = [
+        f"recorded: {c.metric} last={c.recorded_last!r} best={c.recorded_best!r} "
+        f"iterations={c.recorded_iterations}",
+        f"rerun:    {c.metric} last={c.rerun_last!r} best={c.rerun_best!r} "
+        f"iterations={c.rerun_iterations}",
+    ]
+    if c.matches:
+        return [*lines, "match"]
+    diffs = []
+    if not _same(c.recorded_last, c.rerun_last):
+        diffs.append(f"last {c.metric} {c.recorded_last!r} != {c.rerun_last!r}")
+    if not _same(c.recorded_best, c.rerun_best):
+        diffs.append(f"best {c.metric} {c.recorded_best!r} != {c.rerun_best!r}")
+    if c.recorded_iterations != c.rerun_iterations:
+        diffs.append(f"iterations {c.recorded_iterations} != {c.rerun_iterations}")
+    return [*lines, "MISMATCH: " + "; ".join(diffs)]
+
+
+def _manifest_warnings(run_dir: Path) -> list[str]:
+    from raysweep.repro.manifest import read_manifest
+
+    return [str(w) for w in read_manifest(run_dir).get("warnings", [])]
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal, counting two NaNs as the same."""
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return bool(a == b)

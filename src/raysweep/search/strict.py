@@ -1,0 +1,144 @@
+"""Strict reproducibility: suggest trials in fixed batches, learn from them in index order.
+
+``BatchedSearcher`` wraps a real searcher (Optuna, HyperOpt, grid/random). At the
+start of a batch it asks the inner searcher for ``batch_size`` configurations in
+a row; it hands them out one by one and answers "wait" (``None``) once they are
+all out. Completed results are held back until every trial of the batch has
+finished, then fed to the inner searcher in suggestion (trial-index) order. The
+inner searcher therefore sees the same calls in the same order however many
+trials run at once and whichever finishes first, so the sequence of configs
+depends only on the seed, the batch size and the trials' results.
+
+Ray's OptunaSearch and HyperOptSearch create their per-trial state inside
+``suggest`` (Optuna's ``study.ask()``), keyed by trial id; the inner searcher is
+given stable ids of its own (``strict-<n>``, ``n`` = suggestion number) so its
+state never contains Ray's random trial ids.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from ray.tune.search import Searcher
+
+INNER_ID = "strict-{}"
+
+
+class BatchedSearcher(Searcher):
+    """Hands out the inner searcher's suggestions in batches of ``batch_size``.
+
+    Args:
+        searcher: the real searcher.
+        batch_size: trials per batch, independent of how many run at once.
+        total: trials the sweep will run (the last batch is cut to fit), or None.
+
+    Intermediate results (``on_trial_result``) are forwarded at once: they are
+    per trial, and the inner searcher is only asked for new configs when the
+    whole batch has finished, so their interleaving cannot change a suggestion.
+    Ray saves this wrapper's ``get_state`` and the inner searcher separately (it
+    follows the ``searcher`` attribute, as for ConcurrencyLimiter).
+    """
+
+    def __init__(self, searcher: Searcher, batch_size: int, total: int | None = None) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1 (got {batch_size})")
+        if total is not None and total < 0:
+            raise ValueError(f"total must be >= 0 (got {total})")
+        super().__init__(metric=searcher.metric, mode=searcher.mode)
+        self.searcher = searcher
+        self.batch_size = batch_size
+        self.total = total
+        self.suggested = 0  # suggestions taken from the inner searcher so far
+        self.batches = 0  # batches started
+        self.queue: list[tuple[str, Any]] = []  # (inner id, config) not yet handed out
+        self.batch: list[str] = []  # inner ids of the current batch, in suggestion order
+        self.inner_id: dict[str, str] = {}  # Ray trial id -> inner id (current batch)
+        self.finished: dict[str, tuple[dict[str, Any] | None, bool]] = {}  # by inner id
+        self.inner_finished = False  # the inner searcher answered FINISHED
+
+    def set_search_properties(
+        self, metric: str | None, mode: str | None, config: dict[str, Any], **spec: Any
+    ) -> bool:
+        ok = self.searcher.set_search_properties(metric, mode, config, **spec)
+        self._metric, self._mode = self.searcher.metric, self.searcher.mode
+        return bool(ok)
+
+    def suggest(self, trial_id: str) -> dict[str, Any] | None:
+        if not self.queue and self._batch_done():
+            self._start_batch()
+        if not self.queue:
+            if self.exhausted and self._batch_done():
+                return Searcher.FINISHED  # type: ignore[return-value]  # Ray's sentinel string
+            return None  # wait: the batch is still running
+        inner_id, config = self.queue.pop(0)
+        self.inner_id[trial_id] = inner_id
+        return dict(config)
+
+    @property
+    def exhausted(self) -> bool:
+        """No more suggestions: the inner searcher finished or ``total`` were drawn.
+
+        Raising ``total`` (a sweep extended to more trials) lets batches continue.
+        """
+        return self.inner_finished or (self.total is not None and self.suggested >= self.total)
+
+    def _batch_done(self) -> bool:
+        """Every trial of the current batch was handed out and has finished."""
+        return not self.queue and all(i in self.finished for i in self.batch)
+
+    def _start_batch(self) -> None:
+        """Feed the finished batch to the inner searcher, then draw the next one."""
+        for inner_id in self.batch:
+            result, error = self.finished[inner_id]
+            self.searcher.on_trial_complete(inner_id, result=result, error=error)
+        self.batch, self.finished, self.inner_id = [], {}, {}
+        if self.exhausted:
+            return
+        size = self.batch_size
+        if self.total is not None:
+            size = min(size, self.total - self.suggested)
+        for _ in range(size):
+            inner_id = INNER_ID.format(self.suggested)
+            config: Any = self.searcher.suggest(inner_id)  # Ray types FINISHED out
+            if config == Searcher.FINISHED:
+                self.inner_finished = True
+                break
+            if config is None:  # the inner searcher wants to wait: end the batch here
+                break
+            self.queue.append((inner_id, config))
+            self.batch.append(inner_id)
+            self.suggested += 1
+        if self.batch:
+            self.batches += 1
+
+    def on_trial_result(self, trial_id: str, result: dict[str, Any]) -> None:
+        inner_id = self.inner_id.get(trial_id)
+        if inner_id is not None and inner_id not in self.finished:
+            self.searcher.on_trial_result(inner_id, result)
+
+    def on_trial_complete(
+        self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False
+    ) -> None:
+        inner_id = self.inner_id.get(trial_id)
+        if inner_id is None or inner_id in self.finished:
+            return  # not ours (or reported twice)
+        self.finished[inner_id] = (copy.deepcopy(result), error)
+
+    def add_evaluated_point(self, *args: Any, **kwargs: Any) -> None:
+        self.searcher.add_evaluated_point(*args, **kwargs)
+
+    def get_state(self) -> dict[str, Any]:
+        """Wrapper state, without the inner searcher (Ray saves that one itself)."""
+        state = self.__dict__.copy()
+        del state["searcher"]
+        return copy.deepcopy(state)
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def save(self, checkpoint_path: str) -> None:
+        self.searcher.save(checkpoint_path)
+
+    def restore(self, checkpoint_path: str) -> None:
+        self.searcher.restore(checkpoint_path)

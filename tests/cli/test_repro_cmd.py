@@ -1,0 +1,195 @@
+"""``sweep repro RUN_DIR [--trial ID]`` reruns a recorded trial and compares its metric."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from raysweep import api, cli
+from raysweep.errors import ConfigError
+from raysweep.runlog import LOG_FILE
+from raysweep.views import load_result
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+QUADRATIC: dict[str, Any] = {
+    "name": "quad",
+    "trainable": "examples.quadratic:fit",
+    "metric": "loss",
+    "mode": "min",
+    "space": {
+        "x": {"type": "uniform", "low": 0, "high": 6},
+        "y": {"type": "uniform", "low": -2, "high": 2},
+        "steps": 4,
+    },
+    "search": {"algorithm": "random", "num_samples": 4, "max_concurrent": 2},
+    "seed": 23,
+}
+
+
+def sweep_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["PYTHONPATH"] = str(REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "raysweep.cli", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+
+
+def run_in_process(tmp_path: Path, data: dict[str, Any]) -> Path:
+    path = tmp_path / f"{data['name']}.json"
+    path.write_text(json.dumps(data))
+    out = io.StringIO()
+    code = api.run_sweep(api.RunOptions(config=path, storage=tmp_path / "runs"), out=out)
+    assert code == 0, out.getvalue()
+    return tmp_path / "runs" / data["name"]
+
+
+def repro_in_process(run_dir: Path, trial_id: str | None = None) -> tuple[int, str]:
+    out = io.StringIO()
+    code = api.rerun_trial(run_dir, trial_id, out=out)
+    return code, out.getvalue()
+
+
+def snapshot(run_dir: Path) -> dict[str, str]:
+    """sha256 of every file of a run directory except the appended log."""
+    return {
+        str(p.relative_to(run_dir)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(run_dir.rglob("*"))
+        if p.is_file() and p.name != LOG_FILE
+    }
+
+
+def test_repro_best_trial_of_user_sweep_matches(ray_session: None, tmp_path: Path) -> None:
+    """The sweep runs here; ``sweep repro`` reruns its best trial in a fresh process and Ray."""
+    run_dir = run_in_process(tmp_path, QUADRATIC)
+    before = snapshot(run_dir)
+    best = json.loads((run_dir / "best_config.json").read_text())["trial_id"]
+
+    repro = sweep_cli("repro", str(run_dir))
+    assert repro.returncode == 0, repro.stdout + repro.stderr
+    lines = repro.stdout.strip().splitlines()
+    assert lines[-1] == "match"
+    assert f"Rerunning trial {best}" in repro.stdout
+    assert snapshot(run_dir) == before
+    log = (run_dir / LOG_FILE).read_text()
+    assert "match" in log and f"Rerunning trial {best}" in log
+
+
+def test_unknown_trial_is_an_input_error(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "spec.json").write_text(
+        json.dumps({"sha256": "x", "spec": {**QUADRATIC, "space": {"x": 1.0}}})
+    )
+    (run_dir / "results.json").write_text(
+        json.dumps({"name": "quad", "metric": "loss", "mode": "min", "trials": []})
+    )
+    with pytest.raises(ConfigError, match="--trial: no trial 'nosuch'"):
+        api.rerun_trial(run_dir, "nosuch")
+    assert cli.main(["repro", str(run_dir), "--trial", "nosuch"]) == 2
+    assert not (run_dir / LOG_FILE).exists()
+
+
+def test_tampered_metric_is_a_mismatch(ray_session: None, tmp_path: Path) -> None:
+    run_dir = run_in_process(tmp_path, QUADRATIC)
+    results_path = run_dir / "results.json"
+    data = json.loads(results_path.read_text())
+    trial = data["trials"][1]
+    code, output = repro_in_process(run_dir, trial["trial_id"])
+    assert code == 0, output
+    assert output.strip().endswith("match")
+
+    recorded = trial["last"]["loss"]
+    trial["last"]["loss"] = recorded + 1e-9
+    results_path.write_text(json.dumps(data))
+    code, output = repro_in_process(run_dir, trial["trial_id"])
+    assert code == 1
+    assert "MISMATCH" in output
+    assert repr(recorded + 1e-9) in output and repr(recorded) in output
+
+
+def test_trial_stopped_early_reruns_to_its_iteration(ray_session: None, tmp_path: Path) -> None:
+    data = {
+        **QUADRATIC,
+        "name": "asha",
+        "search": {"algorithm": "random", "num_samples": 6, "max_concurrent": 1},
+        "scheduler": {"type": "asha", "max_t": 4, "grace_period": 1, "reduction_factor": 2},
+    }
+    run_dir = run_in_process(tmp_path, data)
+    stopped = [t for t in load_result(run_dir).trials if t.iterations < 4]
+    assert stopped, "ASHA stopped no trial early"
+    code, output = repro_in_process(run_dir, stopped[0].trial_id)
+    assert code == 0, output
+    assert f"iterations={stopped[0].iterations}" in output
+    assert output.strip().endswith("match")
+
+
+BUILTINS: dict[str, dict[str, Any]] = {
+    "lightgbm": {
+        "trainable_args": {"dataset": "breast_cancer", "num_boost_round": 8},
+        "metric": "val_loss",
+        "mode": "min",
+        "space": {
+            "learning_rate": {"type": "loguniform", "low": 0.05, "high": 0.3},
+            "num_leaves": {"type": "int", "low": 4, "high": 16},
+            "bagging_fraction": 0.8,
+            "bagging_freq": 1,
+        },
+    },
+    "xgboost": {
+        "trainable_args": {"dataset": "breast_cancer", "num_boost_round": 8},
+        "metric": "val_loss",
+        "mode": "min",
+        "space": {
+            "eta": {"type": "loguniform", "low": 0.05, "high": 0.3},
+            "max_depth": {"type": "int", "low": 2, "high": 5},
+            "subsample": 0.8,
+        },
+    },
+    "catboost": {
+        "trainable_args": {"dataset": "breast_cancer", "num_boost_round": 8},
+        "metric": "val_loss",
+        "mode": "min",
+        "space": {"depth": {"type": "int", "low": 2, "high": 4}, "rsm": 0.8},
+    },
+    "torch_mlp": {
+        "trainable_args": {"dataset": "wine", "epochs": 3},
+        "metric": "val_accuracy",
+        "mode": "max",
+        "space": {
+            "lr": {"type": "loguniform", "low": 0.001, "high": 0.05},
+            "hidden_size": {"type": "choice", "values": [8, 16]},
+            "dropout": 0.1,
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("trainable", sorted(BUILTINS))
+def test_repro_best_trial_of_builtin(ray_session: None, tmp_path: Path, trainable: str) -> None:
+    data = {
+        "name": trainable,
+        "trainable": trainable,
+        "search": {"algorithm": "random", "num_samples": 2, "max_concurrent": 1},
+        "checkpoint": {"frequency": 2},
+        "seed": 4,
+        **BUILTINS[trainable],
+    }
+    run_dir = run_in_process(tmp_path, data)
+    code, output = repro_in_process(run_dir)
+    assert code == 0, output
+    assert output.strip().endswith("match")

@@ -1,0 +1,156 @@
+"""repro.json holds everything that decides a run's result, quickly and without heavy imports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from raysweep.config.load import parse_spec, spec_hash
+from raysweep.gpu.allocation import GPUPlan
+from raysweep.repro import manifest
+from raysweep.repro.gbm_params import CATBOOST_GPU_WARNING
+from raysweep.repro.seeds import trial_seed_for
+
+REPO = Path(__file__).resolve().parents[2]
+CPU_PLAN = GPUPlan(physical_ids=(), num_gpus=0, cpu_fallback=False)
+
+
+def make_spec(**extra: Any) -> Any:
+    data: dict[str, Any] = {
+        "name": "m",
+        "trainable": "examples.quadratic:fit",
+        "metric": "loss",
+        "mode": "min",
+        "space": {"x": {"type": "uniform", "low": 0, "high": 1}},
+        "search": {"algorithm": "random", "num_samples": 2, "max_concurrent": 1},
+        "seed": 42,
+        **extra,
+    }
+    return parse_spec(data)
+
+
+def test_manifest_has_every_field(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
+    spec = make_spec(reproducibility={"strict": True, "batch_size": 6})
+    written = manifest.write_manifest(tmp_path, spec, CPU_PLAN)
+    data = json.loads((tmp_path / manifest.REPRO_FILE).read_text())
+    assert data == json.loads(json.dumps(written)) == manifest.read_manifest(tmp_path)
+    assert data["master_seed"] == 42
+    assert data["spec_sha256"] == spec_hash(spec)
+    assert data["reproducibility"]["strict"] is True
+    assert data["reproducibility"]["batch_size"] == 6
+    assert data["reproducibility"]["deterministic"] is True
+    assert data["reproducibility"]["guarantee"].startswith("strict")
+    assert data["determinism"]["torch.use_deterministic_algorithms"] is True
+    assert data["worker_env"] == {"CUBLAS_WORKSPACE_CONFIG": ":4096:8"}
+    versions = data["versions"]
+    for key in ("python", "ray", "torch", "numpy", "optuna", "hyperopt", "lightgbm",
+                "xgboost", "catboost", "scikit-learn", "pydantic"):  # fmt: skip
+        assert versions[key], key
+    assert versions["numpy"] == np.__version__
+    assert set(data["cuda"]) >= {"torch_cuda", "cudnn", "driver_version", "gpus"}
+    assert isinstance(data["cuda"]["gpus"], list)
+    env = data["env"]
+    for name in ("PYTHONHASHSEED", "CUBLAS_WORKSPACE_CONFIG", "CUDA_VISIBLE_DEVICES",
+                 "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # fmt: skip
+        assert name in env
+    assert env["OMP_NUM_THREADS"] == "3"
+    assert env["MKL_NUM_THREADS"] is None
+    assert data["host"]["hostname"]
+    assert data["gpu_plan"] == {
+        "physical_ids": [],
+        "cpu_fallback": False,
+        "gpus_per_trial": 0.0,
+        "cpus_per_trial": 1,
+        "cuda_visible_devices": "",
+    }
+    assert data["search"]["max_concurrent"] == 1
+    assert data["warnings"] == []
+
+
+def test_seed_rule_is_what_trial_seeds_use() -> None:
+    rule = manifest.SEED_RULE
+    for master, index in [(0, 0), (42, 3), (2**40 + 7, 999)]:
+        value = eval(rule, {"numpy": np}, {"master_seed": master, "trial_index": index})
+        assert value == trial_seed_for(master, index)
+
+
+def test_manifest_is_fast_and_imports_no_heavy_library() -> None:
+    code = (
+        "import sys, time\n"
+        "from raysweep.config.load import load_spec\n"
+        "from raysweep.gpu.allocation import GPUPlan\n"
+        "from raysweep.repro.manifest import build_manifest\n"
+        "spec = load_spec('sweeps/user_quadratic.json')\n"
+        "t = time.perf_counter()\n"
+        "build_manifest(spec, GPUPlan((), 0, False))\n"
+        "elapsed = time.perf_counter() - t\n"
+        "heavy = [m for m in ('torch', 'lightgbm', 'xgboost', 'catboost', 'optuna') "
+        "if m in sys.modules]\n"
+        "print(elapsed, heavy)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split(maxsplit=1)
+    assert float(out[0]) < 0.3
+    assert out[1].strip() == "[]"
+    spec = make_spec()
+    start = time.perf_counter()
+    manifest.build_manifest(spec, CPU_PLAN)
+    assert time.perf_counter() - start < 0.3
+
+
+def test_warnings_for_gpu_libraries_plans_and_timing() -> None:
+    plan = GPUPlan(physical_ids=(0, 1), num_gpus=2, cpu_fallback=False, warnings=("plan note",))
+    spec = make_spec(
+        trainable="catboost",
+        metric="val_loss",
+        resources={"gpus_per_trial": 0.5},
+        stop={"time_budget_s": 60},
+        reproducibility={"strict": True},
+    )
+    data = manifest.build_manifest(spec, plan)
+    assert data["warnings"][0] == "plan note"
+    assert CATBOOST_GPU_WARNING in data["warnings"]
+    assert any("time_budget_s=60" in w and "strict" in w for w in data["warnings"])
+    assert data["gpu_plan"]["physical_ids"] == [0, 1]
+    assert data["gpu_plan"]["cuda_visible_devices"] == "0,1"
+    on_cpu = manifest.build_manifest(spec, GPUPlan((), 0, True))
+    assert CATBOOST_GPU_WARNING not in on_cpu["warnings"]
+    assert on_cpu["gpu_plan"]["gpus_per_trial"] == 0.0
+
+
+def test_warnings_for_timing_dependent_searchers_and_schedulers() -> None:
+    spec = make_spec(
+        space={"x": {"type": "uniform", "low": 0, "high": 1}},
+        search={"algorithm": "optuna", "num_samples": 4, "max_concurrent": 2},
+        scheduler={"type": "asha"},
+    )
+    data = manifest.build_manifest(spec, CPU_PLAN)
+    text = "\n".join(data["warnings"])
+    assert "search.algorithm=optuna with max_concurrent 2" in text
+    assert "scheduler.type=asha with max_concurrent 2" in text
+    assert data["reproducibility"]["guarantee"].startswith("per-trial only")
+    serial = make_spec(scheduler={"type": "hyperband"}, reproducibility={"deterministic": False})
+    data = manifest.build_manifest(serial, CPU_PLAN)
+    assert data["reproducibility"]["guarantee"].startswith("serial")
+    assert [w for w in data["warnings"] if "deterministic=false" in w]
+
+
+def test_rewrite_keeps_earlier_manifests(tmp_path: Path) -> None:
+    first = manifest.write_manifest(tmp_path, make_spec(), CPU_PLAN)
+    manifest.write_manifest(tmp_path, make_spec(), CPU_PLAN)
+    third = manifest.write_manifest(tmp_path, make_spec(seed=43), CPU_PLAN)
+    data = manifest.read_manifest(tmp_path)
+    assert data["master_seed"] == 43 == third["master_seed"]
+    assert [m["master_seed"] for m in data["previous"]] == [42, 42]
+    assert data["previous"][0] == json.loads(json.dumps(first))
+    assert all("previous" not in m for m in data["previous"])
