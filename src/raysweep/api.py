@@ -1,23 +1,19 @@
-"""The orchestrator: config -> spec -> Ray Tune -> results -> report. Nothing else connects stages."""
+"""The orchestrator: config -> spec -> run directory -> Ray Tune -> results -> report."""
 
 from __future__ import annotations
 
-import os
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from raysweep.config.load import load_config_file, parse_spec, spec_hash, spec_to_json
+from raysweep.config.load import load_config_file, parse_spec, spec_to_json
 from raysweep.config.schema import SweepSpec
-from raysweep.errors import ConfigError, RunDirExistsError, SweepError
-from raysweep.jsonio import read_json, write_json_atomic, write_text_atomic
-from raysweep.runlog import RunLog
+from raysweep.errors import ResumeError, RunDirExistsError
+from raysweep.jsonio import read_json
+from raysweep.runner.session import REPORT_TXT, SPEC_FILE, USAGE_FILE
 
-SPEC_FILE = "spec.json"
-REPORT_TXT = "report.txt"
-USAGE_FILE = "resource_usage.json"
+__all__ = ["REPORT_TXT", "SPEC_FILE", "USAGE_FILE", "RunOptions", "resume_sweep", "run_sweep"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +33,8 @@ class RunOptions:
     dashboard_host: str = "127.0.0.1"
     dashboard_port: int = 8265
     dry_run: bool = False
+    resume: bool = False  # sweep run --resume: continue the run of the same name if it exists
+    retry_errored: bool = False  # on resume, rerun errored trials from their last checkpoint
 
 
 def load_run_spec(options: RunOptions) -> SweepSpec:
@@ -56,33 +54,27 @@ def load_run_spec(options: RunOptions) -> SweepSpec:
 
 
 def check_trainable(spec: SweepSpec) -> None:
-    """Fail before anything starts when the trainable, its args or its metric are wrong."""
-    from raysweep.trainables.builtins import ALLOWED_ARGS, BUILTIN_TRAINABLES, reported_metrics
-    from raysweep.trainables.user import load_user_trainable
+    """Fail before anything starts when the trainable, its args, metric or GPUs are wrong."""
+    from raysweep.trainables.checks import check_trainable as check
 
-    if spec.trainable not in BUILTIN_TRAINABLES:
-        load_user_trainable(spec.trainable)
-        return
-    allowed = ALLOWED_ARGS[spec.trainable]
-    for key in spec.trainable_args:
-        if key not in allowed:
-            raise ConfigError(
-                f"trainable_args.{key}: unknown argument for trainable {spec.trainable!r}; "
-                f"valid: {', '.join(sorted(allowed))}"
-            )
-    metrics = reported_metrics(spec.trainable, spec.trainable_args)
-    if spec.metric not in metrics:
-        raise ConfigError(
-            f"metric: trainable {spec.trainable!r} does not report {spec.metric!r}; "
-            f"it reports: {', '.join(metrics)}"
-        )
+    check(spec)
 
 
 def run_sweep(options: RunOptions, out: IO[str] = sys.stdout) -> int:
-    """Run a new sweep; returns the exit code (0 ok, 1 failed, 130 interrupted)."""
+    """Run a new sweep (or, with ``resume``, continue the run of the same name).
+
+    Returns the exit code: 0 ok, 1 failed, 130 interrupted.
+    """
+    from raysweep.runner.lock import check_unlocked
+    from raysweep.runner.resume import Phase
+    from raysweep.runner.session import drive
+
     spec = load_run_spec(options)
     run_dir = (options.storage / spec.name).resolve()
+    if options.resume and (run_dir / SPEC_FILE).is_file():
+        return resume_sweep(run_dir, options, out, config=spec)
     if run_dir.exists():
+        check_unlocked(run_dir)
         raise RunDirExistsError(
             f"run directory {run_dir} already exists; choose another --name, "
             f"or continue it with: sweep resume {run_dir}"
@@ -91,78 +83,21 @@ def run_sweep(options: RunOptions, out: IO[str] = sys.stdout) -> int:
     if options.dry_run:
         print(_dry_run_text(spec, run_dir, gpu_plan), file=out)
         return 0
-    run_dir.mkdir(parents=True)
-    write_json_atomic(run_dir / SPEC_FILE, {"sha256": spec_hash(spec), "spec": spec_to_json(spec)})
-    return _drive(spec, run_dir, options, gpu_plan, out)
+    try:
+        run_dir.mkdir(parents=True)
+    except FileExistsError:  # another `sweep run` created it a moment ago
+        check_unlocked(run_dir)
+        raise RunDirExistsError(
+            f"run directory {run_dir} was just created by another process"
+        ) from None
+    first = Phase("fit", _first_part(spec))
+    return drive(spec, run_dir, [first], options, gpu_plan, out, record=spec)
 
 
-def _drive(spec: SweepSpec, run_dir: Path, options: RunOptions, gpu_plan: Any, out: IO[str]) -> int:
-    from raysweep.runner import state
-    from raysweep.runner.lock import RunLock
+def _first_part(spec: SweepSpec) -> Any:
+    from raysweep.runner.experiments import TUNE_DIR, Part
 
-    with RunLock(run_dir) as lock, RunLog(run_dir, out) as log:
-        if lock.stale_pid:
-            log.print(f"warning: took over a stale lock left by dead pid {lock.stale_pid}")
-        state.mark(run_dir, "running")
-        from raysweep.repro.manifest import write_manifest
-
-        write_manifest(run_dir, spec, gpu_plan)
-        started = time.monotonic()
-        try:
-            result = _execute(spec, run_dir, options, gpu_plan, log)
-        except BaseException as exc:
-            state.mark(run_dir, "failed", error=f"{type(exc).__name__}: {exc}")
-            raise
-        result.wall_time_s = time.monotonic() - started
-        _write_outputs(result, run_dir)
-        code = 0 if result.succeeded else 1
-        state.mark(run_dir, "completed" if code == 0 else "failed", exit_code=code)
-        from raysweep.report.text import format_summary
-
-        log.print("")
-        log.print(format_summary(result))
-        log.print(f"Results: {run_dir}")
-        return code
-
-
-def _execute(spec: SweepSpec, run_dir: Path, options: RunOptions, gpu_plan: Any, log: RunLog) -> Any:
-    from raysweep.report.collect import collect
-    from raysweep.repro.determinism import DETERMINISM_ENV
-    from raysweep.runner.build import BuildOptions, build_tuner_parts
-    from raysweep.runner.execute import RayOptions, fit, start_ray
-    from raysweep.runner.progress import EVENTS_FILE, ProgressCallback
-
-    visible = _apply_gpu_plan(gpu_plan, options, log)
-    log.print(
-        f"Sweep {spec.name!r}: {spec.total_trials} trials, {spec.search.algorithm} search, "
-        f"{spec.scheduler.type} scheduler, seed {spec.seed} -> {run_dir}"
-    )
-    start_ray(
-        RayOptions(
-            address=options.address,
-            num_gpus=None if options.address else gpu_plan.num_gpus,
-            include_dashboard=options.dashboard,
-            dashboard_host=options.dashboard_host,
-            dashboard_port=options.dashboard_port,
-            env_vars=dict(DETERMINISM_ENV) if spec.reproducibility.deterministic else {},
-        )
-    )
-    progress = ProgressCallback(run_dir, spec.metric, spec.mode, spec.total_trials, log.stream)
-    parts = build_tuner_parts(
-        spec,
-        BuildOptions(
-            run_dir=run_dir,
-            driver_visible_devices=visible,
-            callbacks=(progress,),
-            cpu_fallback=gpu_plan.cpu_fallback,
-        ),
-    )
-    from raysweep.gpu.monitor import ResourceMonitor
-
-    with ResourceMonitor(run_dir / USAGE_FILE, gpu_ids=gpu_plan.physical_ids):
-        grid = fit(parts)
-    trials = grid._experiment_analysis.trials
-    return collect(trials, spec.name, spec.metric, spec.mode, spec.seed, run_dir / EVENTS_FILE)
+    return Part(TUNE_DIR, spec.total_trials, 0)
 
 
 def plan_gpus(spec: SweepSpec, options: RunOptions) -> Any:
@@ -179,41 +114,11 @@ def plan_gpus(spec: SweepSpec, options: RunOptions) -> Any:
 
         inventory = Inventory(gpus=(), driver_version=None, cuda_version=None, error=None)
         if options.address:
-            return resolve_gpus(
-                parse_gpus_flag("none"), inventory, 0.0, allow_cpu=True
-            )
+            return resolve_gpus(parse_gpus_flag("none"), inventory, 0.0, allow_cpu=True)
         return resolve_gpus(selection, inventory, spec.resources.gpus_per_trial, options.allow_cpu)
     return resolve_gpus(
         selection, read_inventory(), spec.resources.gpus_per_trial, options.allow_cpu
     )
-
-
-def _apply_gpu_plan(plan: Any, options: RunOptions, log: RunLog) -> str | None:
-    from raysweep.gpu.allocation import gpu_env
-
-    for warning in plan.warnings:
-        log.print(f"warning: {warning}")
-    if options.address:
-        if options.gpus:
-            log.print(f"note: --gpus {options.gpus} ignored: with --address the GPUs are the cluster's")
-        return None
-    env = gpu_env(plan)
-    os.environ.update(env)
-    return env["CUDA_VISIBLE_DEVICES"]
-
-
-def _write_outputs(result: Any, run_dir: Path) -> None:
-    from raysweep.report.export import write_results
-    from raysweep.report.text import format_report
-
-    write_results(result, run_dir)
-    sections = []
-    usage_path = run_dir / USAGE_FILE
-    if usage_path.is_file():
-        from raysweep.gpu.usage import format_usage_summary
-
-        sections.append(format_usage_summary(read_json(usage_path).get("summary", {})))
-    write_text_atomic(run_dir / REPORT_TXT, format_report(result, sections))
 
 
 def _dry_run_text(spec: SweepSpec, run_dir: Path, gpu_plan: Any) -> str:
@@ -230,18 +135,67 @@ def _dry_run_text(spec: SweepSpec, run_dir: Path, gpu_plan: Any) -> str:
 
 
 def read_spec(run_dir: Path) -> SweepSpec:
-    """The spec a run was started with."""
+    """The spec a run was started with (ResumeError when the directory has none)."""
     path = run_dir / SPEC_FILE
     if not path.is_file():
-        raise SweepError(f"{run_dir} is not a raysweep run directory (no {SPEC_FILE})")
-    return SweepSpec.model_validate(read_json(path)["spec"])
+        raise ResumeError(f"{run_dir} is not a raysweep run directory (no {SPEC_FILE})")
+    try:
+        return SweepSpec.model_validate(read_json(path)["spec"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ResumeError(
+            f"{path} is unreadable or corrupt ({type(exc).__name__}: {exc})"
+        ) from None
 
 
-def resume_sweep(run_dir: Path, options: RunOptions, out: IO[str] = sys.stdout) -> int:
-    """Continue an interrupted or crashed run (not supported yet)."""
-    raise ConfigError("sweep resume is not supported yet")
+def resume_sweep(
+    run_dir: Path, options: RunOptions, out: IO[str] = sys.stdout, config: SweepSpec | None = None
+) -> int:
+    """Continue an interrupted or crashed run, or extend a finished one (``num_samples``).
+
+    ``config``: the spec from ``sweep run --config F --resume``; it must match
+    spec.json except for the allowed overrides. Every check runs before
+    anything is written; returns 0/1/130 like run_sweep.
+    """
+    from raysweep.runner.lock import check_unlocked
+    from raysweep.runner.resume import plan_phases, recorded_parts, resumed_spec
+    from raysweep.runner.session import drive
+    from raysweep.runner.state import read_state
+
+    run_dir = run_dir.resolve()
+    stored = read_spec(run_dir)
+    spec = resumed_spec(run_dir, stored, config, options.num_samples, options.max_concurrent)
+    check_trainable(spec)
+    check_unlocked(run_dir)
+    state = read_state(run_dir)
+    phases = plan_phases(
+        run_dir, recorded_parts(run_dir, state, stored), spec, options.retry_errored
+    )
+    if not phases and state.get("status") == "completed":
+        print(f"{run_dir}: complete ({spec.total_trials} trials); nothing to resume", file=out)
+        return 0
+    gpu_plan = plan_gpus(spec, options)
+    if options.dry_run:
+        steps = [f"{p.kind} {p.part.dir}/ ({p.part.trials} trials)" for p in phases]
+        plan = "; ".join(steps) or "write outputs"
+        print(f"dry run: would resume {run_dir}: {plan}", file=out)
+        return 0
+    record = None
+    if spec.search.num_samples != stored.search.num_samples:  # spec.json keeps max_concurrent
+        record = resumed_spec(run_dir, stored, None, spec.search.num_samples, None)
+    return drive(
+        spec,
+        run_dir,
+        phases,
+        options,
+        gpu_plan,
+        out,
+        record=record,
+        retry_errored=options.retry_errored,
+    )
 
 
 def rerun_trial(run_dir: Path, trial_id: str | None, out: IO[str] = sys.stdout) -> int:
-    """Rerun one recorded trial and compare its metric with the record (not supported yet)."""
-    raise ConfigError("sweep repro is not supported yet")
+    """Rerun one recorded trial and compare its metric with the record (0 match, 1 not)."""
+    from raysweep.rerun import rerun_trial as rerun
+
+    return rerun(run_dir, trial_id, out)

@@ -17,8 +17,6 @@ EPILOG = """exit codes: 0 done (at least one trial succeeded), 1 the sweep faile
 def _cmd_run(args: argparse.Namespace) -> int:
     from raysweep import api
 
-    if args.resume:
-        return _not_yet("--resume")
     return api.run_sweep(
         api.RunOptions(
             config=Path(args.config),
@@ -34,6 +32,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
             dashboard_host=args.dashboard_host,
             dashboard_port=args.dashboard_port,
             dry_run=args.dry_run,
+            resume=args.resume,
+            retry_errored=args.retry_errored,
         )
     )
 
@@ -50,6 +50,8 @@ def _cmd_resume(args: argparse.Namespace) -> int:
             gpus=args.gpus,
             allow_cpu=args.allow_cpu,
             address=args.address,
+            dry_run=args.dry_run,
+            retry_errored=args.retry_errored,
         ),
     )
 
@@ -153,7 +155,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="dashboard bind address (default 127.0.0.1)")
     run.add_argument("--dashboard-port", type=int, default=8265, metavar="PORT")
     run.add_argument("--resume", action="store_true",
-                     help="continue the run of the same name instead of starting a new one")
+                     help="continue the run of the same name if it exists (the config must "
+                          "match its spec.json); start it otherwise")
+    run.add_argument("--retry-errored", action="store_true",
+                     help="with --resume: rerun errored trials from their last checkpoint "
+                          "(default: keep them as errored)")
     run.add_argument("--dry-run", action="store_true",
                      help="validate and print the plan; start nothing, write nothing")
     run.set_defaults(func=_cmd_run)
@@ -165,9 +171,16 @@ def build_parser() -> argparse.ArgumentParser:
                         "first run)")
     resume.add_argument("--allow-cpu", action="store_true")
     resume.add_argument("--num-samples", type=int, metavar="N",
-                        help="extend a finished sweep to N trials in all")
-    resume.add_argument("--max-concurrent", type=int, metavar="N")
+                        help="grow search.num_samples to N; only the extra trials run "
+                             "(in RUN_DIR/tune-ext-K/)")
+    resume.add_argument("--max-concurrent", type=int, metavar="N",
+                        help="change search.max_concurrent for this resume")
     resume.add_argument("--address", metavar="ADDR", help="join an existing Ray cluster")
+    resume.add_argument("--retry-errored", action="store_true",
+                        help="rerun errored trials from their last checkpoint (default: keep "
+                             "them as errored)")
+    resume.add_argument("--dry-run", action="store_true",
+                        help="check the run directory and print what would run; change nothing")
     resume.set_defaults(func=_cmd_resume)
 
     repro = sub.add_parser("repro", help="rerun a recorded trial and compare its metric")

@@ -43,9 +43,25 @@ def best_text(run_dir: Path, top: int = 1, export: str | None = None) -> str:
     return json.dumps([best_config_json(result, t) for t in ranked[:top]], indent=2)
 
 
+_RAY_STATUS = {
+    "TERMINATED": "finished",
+    "ERROR": "errored",
+    "RUNNING": "unfinished",
+    "PAUSED": "unfinished",
+    "PENDING": "pending",
+}
+
+
 def status_text(run_dir: Path) -> str:
-    """Status line and trial counts of a live or finished run."""
-    from raysweep.runner.state import effective_status, read_state
+    """Status, driver and trial counts of a live or dead run.
+
+    A ``running`` run whose driver pid is gone shows as ``crashed``. Counts come
+    from results.json for a finished run, from trials.jsonl while a driver is
+    live, and otherwise from Ray's last experiment snapshots (what a resume
+    will find: ``unfinished`` trials continue from their last checkpoint).
+    """
+    from raysweep.runner.experiments import Part, status_counts
+    from raysweep.runner.state import effective_status, experiments, read_state
 
     state = read_state(run_dir)
     if not state:
@@ -54,16 +70,39 @@ def status_text(run_dir: Path) -> str:
     lines = [f"{run_dir.name}: {status}"]
     if status == "crashed":
         lines[0] += f" (driver pid {state.get('pid')} is gone; resume with: sweep resume {run_dir})"
-    counts = _event_counts(run_dir)
-    if (run_dir / RESULTS_JSON).is_file() and status != "running":
-        counts = load_result(run_dir).counts()
-    lines.append("trials: " + (", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "none"))
+    elif status == "interrupted":
+        lines[0] += f" by {state.get('signal', 'a signal')} (resume with: sweep resume {run_dir})"
+    elif status == "running":
+        lines[0] += f" (driver pid {state.get('pid')} on {state.get('host')})"
+    total = _total_trials(run_dir)
+    if status == "running":
+        counts, source = _event_counts(run_dir), "trials.jsonl"
+    elif status in ("completed", "failed") and (run_dir / RESULTS_JSON).is_file():
+        counts, source = load_result(run_dir).counts(), RESULTS_JSON
+    else:
+        parts = [Part.from_json(p) for p in experiments(state)]
+        ray_counts = status_counts(run_dir, parts)
+        counts, source = {}, "Ray's last snapshot"
+        for ray_status, n in ray_counts.items():
+            name = _RAY_STATUS.get(ray_status, ray_status.lower())
+            counts[name] = counts.get(name, 0) + n
+    shown = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "none"
+    lines.append(f"trials: {shown}" + (f" (of {total})" if total else "") + f" [{source}]")
     lines.append(f"updated: {state.get('updated_at')}")
     best = run_dir / BEST_CONFIG
     if best.is_file():
         data: dict[str, Any] = read_json(best)
         lines.append(f"best: {data['metric']}={data['value']} (trial {data['trial_id']})")
     return "\n".join(lines)
+
+
+def _total_trials(run_dir: Path) -> int | None:
+    from raysweep.config.schema import SweepSpec
+
+    try:
+        return SweepSpec.model_validate(read_json(run_dir / "spec.json")["spec"]).total_trials
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def list_text(storage: Path) -> str:
@@ -79,7 +118,8 @@ def list_text(storage: Path) -> str:
         if (run_dir / BEST_CONFIG).is_file():
             data = read_json(run_dir / BEST_CONFIG)
             best = f"{data['metric']}={data['value']}"
-        rows.append(f"{run_dir.name:<32} {effective_status(state):<12} {state.get('updated_at', '')}  {best}")
+        status = effective_status(state)
+        rows.append(f"{run_dir.name:<32} {status:<12} {state.get('updated_at', '')}  {best}")
     return "\n".join(rows) if rows else f"no runs under {storage}"
 
 
@@ -101,7 +141,7 @@ def _event_counts(run_dir: Path) -> dict[str, int]:
             started.add(event["trial_id"])
         else:
             ended[event["trial_id"]] = event["event"]
-    for trial_id in started - set(ended):
+    for _trial_id in started - set(ended):
         counts["running"] = counts.get("running", 0) + 1
     for kind in ended.values():
         counts[kind] = counts.get(kind, 0) + 1

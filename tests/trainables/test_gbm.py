@@ -167,6 +167,7 @@ def _ray_trial(config: dict[str, Any]) -> None:
 def test_ray_trials_report_checkpoint_and_recover(ray_session: None, tmp_path: Path) -> None:
     """Each trial crashes after its first checkpoint; Ray restarts it from there."""
     from ray import tune
+    from ray.tune.logger import JsonLoggerCallback
 
     args = {"dataset": "breast_cancer", "num_boost_round": 8, "report_every": 2}
     config = {"learning_rate": 0.2}
@@ -178,6 +179,8 @@ def test_ray_trials_report_checkpoint_and_recover(ray_session: None, tmp_path: P
         run_config=tune.RunConfig(
             storage_path=str(tmp_path), name="gbm", verbose=0,
             failure_config=tune.FailureConfig(max_failures=1),
+            # explicit: raysweep's runner may have switched Ray's default loggers off
+            callbacks=[JsonLoggerCallback()],
         ),
     )  # fmt: skip
     results = tuner.fit()

@@ -148,6 +148,7 @@ def _ray_trial(config: dict[str, Any]) -> None:
 
 def test_ray_trial_checkpoints_and_recovers(ray_session: None, tmp_path: Path) -> None:
     from ray import tune
+    from ray.tune.logger import JsonLoggerCallback
 
     args = {"dataset": "breast_cancer", "epochs": 3}
     config = {"dropout": 0.1, "hidden_size": 16}
@@ -157,6 +158,8 @@ def test_ray_trial_checkpoints_and_recovers(ray_session: None, tmp_path: Path) -
         run_config=tune.RunConfig(
             storage_path=str(tmp_path), name="mlp", verbose=0,
             failure_config=tune.FailureConfig(max_failures=1),
+            # explicit: raysweep's runner may have switched Ray's default loggers off
+            callbacks=[JsonLoggerCallback()],
         ),
     )  # fmt: skip
     (result,) = list(tuner.fit())

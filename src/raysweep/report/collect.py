@@ -30,6 +30,7 @@ _RAY_BOOKKEEPING = {
     "time_this_iter_s",
     "timestamp",
     "time_total_s",
+    "done",
 }
 
 
@@ -116,10 +117,14 @@ def _best(trial: Any, metric: str, mode: str) -> float | None:
 def _error(trial: Any) -> str | None:
     if str(trial.status) != "ERROR":
         return None
-    path = getattr(trial, "error_file", None)
-    if path and Path(path).is_file():
-        return Path(path).read_text(encoding="utf-8", errors="replace").strip()
-    return "trial failed"
+    candidates = [getattr(trial, "error_file", None)]
+    path = getattr(trial, "path", None)
+    if path:  # the copy in the run directory outlives Ray's session directory
+        candidates.append(str(Path(path) / "error.txt"))
+    for candidate in candidates:
+        if candidate and Path(candidate).is_file():
+            return Path(candidate).read_text(encoding="utf-8", errors="replace").strip()
+    return "trial failed (no error text was kept)"
 
 
 def _read_trial_info(path: Path | None) -> dict[str, dict[str, Any]]:

@@ -14,7 +14,7 @@ from raysweep.config.schema import SweepSpec, is_sampled
 from raysweep.registry import SCHEDULERS, SEARCHERS, lookup
 from raysweep.search.indexed import IndexedSearcher
 from raysweep.search.space import to_param_space
-from raysweep.trainables.wrapper import TrialPlan, make_trainable
+from raysweep.trainables.wrapper import TRIAL_INFO_FILE, TrialPlan, make_trainable
 
 TUNE_DIR = "tune"
 TIME_ATTR = "training_iteration"
@@ -28,6 +28,10 @@ class BuildOptions:
     driver_visible_devices: str | None = None
     callbacks: tuple[tune.Callback, ...] = ()
     cpu_fallback: bool = False  # the config asked for GPUs; none exist; --allow-cpu given
+    experiment: str = TUNE_DIR  # Ray experiment directory under run_dir (tune-ext-N extends)
+    num_samples: int | None = None  # trials of this experiment (default: the spec's total)
+    start_index: int = 0  # trial index of the experiment's first suggestion
+    warm_start: Path | None = None  # earlier experiment whose searcher state to continue
 
 
 @dataclass
@@ -41,7 +45,11 @@ class TunerParts:
 
 
 def build_searcher(spec: SweepSpec) -> Searcher:
-    """The spec's searcher, wrapped so every suggestion carries its trial index."""
+    """The spec's searcher, wrapped so every suggestion carries its trial index.
+
+    In strict mode the searcher is also batched (``IndexedSearcher(BatchedSearcher(inner))``)
+    so suggestions and what the searcher learns do not depend on timing.
+    """
     factory = lookup(SEARCHERS, "search algorithm", spec.search.algorithm)
     space = to_param_space(spec.space)
     if spec.search.algorithm not in ("grid", "random"):
@@ -54,13 +62,20 @@ def build_searcher(spec: SweepSpec) -> Searcher:
         mode=spec.mode,
         options=dict(spec.search.options),
     )
+    if spec.reproducibility.strict:
+        from raysweep.search.strict import BatchedSearcher
+
+        inner = BatchedSearcher(
+            inner, batch_size=spec.reproducibility.batch_size, total=spec.total_trials
+        )
     return IndexedSearcher(inner)
 
 
 def build_scheduler(spec: SweepSpec) -> TrialScheduler:
     """The spec's trial scheduler."""
     factory = lookup(SCHEDULERS, "scheduler", spec.scheduler.type)
-    return factory(spec.scheduler, TIME_ATTR)  # type: ignore[no-any-return]
+    scheduler: TrialScheduler = factory(spec.scheduler, TIME_ATTR)
+    return scheduler
 
 
 def trial_gpus(spec: SweepSpec, cpu_fallback: bool) -> float:
@@ -69,7 +84,10 @@ def trial_gpus(spec: SweepSpec, cpu_fallback: bool) -> float:
 
 
 def build_plan(
-    spec: SweepSpec, driver_visible_devices: str | None, cpu_fallback: bool = False
+    spec: SweepSpec,
+    driver_visible_devices: str | None,
+    cpu_fallback: bool = False,
+    run_dir: Path | None = None,
 ) -> TrialPlan:
     """What every trial process needs to seed itself and find its devices."""
     return TrialPlan(
@@ -83,18 +101,22 @@ def build_plan(
         deterministic=spec.reproducibility.deterministic,
         checkpoint_frequency=spec.checkpoint.frequency,
         driver_visible_devices=driver_visible_devices,
+        info_path=str(run_dir.resolve() / TRIAL_INFO_FILE) if run_dir else None,
     )
 
 
 def build_trainable(
-    spec: SweepSpec, driver_visible_devices: str | None = None, cpu_fallback: bool = False
+    spec: SweepSpec,
+    driver_visible_devices: str | None = None,
+    cpu_fallback: bool = False,
+    run_dir: Path | None = None,
 ) -> Any:
     """The wrapped function trainable with its per-trial resources."""
     resources: dict[str, float] = {"cpu": spec.resources.cpus_per_trial}
     gpus = trial_gpus(spec, cpu_fallback)
     if gpus:
         resources["gpu"] = gpus
-    trainable = make_trainable(build_plan(spec, driver_visible_devices, cpu_fallback))
+    trainable = make_trainable(build_plan(spec, driver_visible_devices, cpu_fallback, run_dir))
     return tune.with_resources(trainable, resources)
 
 
@@ -105,13 +127,14 @@ def constant_space(spec: SweepSpec) -> dict[str, Any]:
 
 def build_tuner_parts(spec: SweepSpec, options: BuildOptions) -> TunerParts:
     """All of a Tuner's arguments for ``spec``."""
+    from raysweep.runner.searchalg import build_search_alg
+
     tune_config = tune.TuneConfig(
         metric=spec.metric,
         mode=spec.mode,
-        search_alg=build_searcher(spec),
+        search_alg=build_search_alg(spec, options.start_index, options.warm_start),
         scheduler=build_scheduler(spec),
-        num_samples=spec.total_trials,
-        max_concurrent_trials=spec.search.max_concurrent,
+        num_samples=options.num_samples or spec.total_trials,
         time_budget_s=spec.stop.time_budget_s,
         reuse_actors=True,
         trial_name_creator=_trial_name,
@@ -119,7 +142,7 @@ def build_tuner_parts(spec: SweepSpec, options: BuildOptions) -> TunerParts:
     )
     stop = {TIME_ATTR: spec.stop.max_iterations} if spec.stop.max_iterations else None
     run_config = tune.RunConfig(
-        name=TUNE_DIR,
+        name=options.experiment,
         storage_path=str(options.run_dir.resolve()),
         stop=stop,
         verbose=0,
@@ -128,7 +151,9 @@ def build_tuner_parts(spec: SweepSpec, options: BuildOptions) -> TunerParts:
         checkpoint_config=tune.CheckpointConfig(num_to_keep=spec.checkpoint.num_to_keep),
     )
     return TunerParts(
-        trainable=build_trainable(spec, options.driver_visible_devices, options.cpu_fallback),
+        trainable=build_trainable(
+            spec, options.driver_visible_devices, options.cpu_fallback, options.run_dir
+        ),
         param_space=constant_space(spec),
         tune_config=tune_config,
         run_config=run_config,

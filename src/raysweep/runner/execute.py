@@ -66,17 +66,57 @@ def stop_ray() -> None:
         ray.shutdown()
 
 
-def fit(parts: Any) -> Any:
-    """Run a new sweep to its end; returns Ray's ResultGrid."""
-    from ray import tune
+def _with_json_logger(callbacks: list[Any]) -> list[Any]:
     from ray.tune.logger import JsonLoggerCallback
 
-    callbacks = [*parts.run_config.callbacks, JsonLoggerCallback()]
-    parts.run_config.callbacks = callbacks
-    tuner = tune.Tuner(
+    return [*callbacks, JsonLoggerCallback()]
+
+
+def new_tuner(parts: Any) -> Any:
+    """A Tuner for a new experiment (writes its tuner.pkl; starts nothing)."""
+    from ray import tune
+
+    parts.run_config.callbacks = _with_json_logger(list(parts.run_config.callbacks))
+    return tune.Tuner(
         parts.trainable,
         param_space=parts.param_space,
         tune_config=parts.tune_config,
         run_config=parts.run_config,
     )
-    return tuner.fit()
+
+
+def restored_tuner(path: str, parts: Any, retry_errored: bool) -> Any:
+    """``Tuner.restore`` of an interrupted experiment, with the parts rebuilt from the spec.
+
+    Ray restores the TuneConfig and RunConfig pickled in tuner.pkl; raysweep puts
+    back freshly built ones (this process's callbacks, run-time overrides such as
+    max_concurrent), keeping the restored experiment name and storage path.
+    Finished trials are kept, unfinished ones continue from their last
+    checkpoint, errored ones are resumed from theirs when ``retry_errored``.
+    """
+    from ray import tune
+
+    # Restore reads results with ExperimentAnalysis, which warns about every trial
+    # that had not reported yet (normal after a crash): keep that out of the log.
+    analysis_log = logging.getLogger("ray.tune.analysis.experiment_analysis")
+    level = analysis_log.level
+    analysis_log.setLevel(logging.ERROR)
+    try:
+        tuner = tune.Tuner.restore(
+            path,
+            trainable=parts.trainable,
+            resume_unfinished=True,
+            resume_errored=retry_errored,
+        )
+    finally:
+        analysis_log.setLevel(level)
+    local = getattr(tuner, "_local_tuner", None)
+    if local is not None:  # None with Ray Client: the pickled configs are used as they are
+        local._tune_config = parts.tune_config
+        local.get_run_config().callbacks = _with_json_logger(list(parts.run_config.callbacks))
+    return tuner
+
+
+def fit(parts: Any) -> Any:
+    """Run a new sweep to its end; returns Ray's ResultGrid."""
+    return new_tuner(parts).fit()

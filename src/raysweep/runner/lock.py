@@ -68,3 +68,20 @@ class RunLock:
         tb: TracebackType | None,
     ) -> None:
         self.release()
+
+
+def check_unlocked(run_dir: Path) -> None:
+    """LockError naming the holder when a live process drives ``run_dir``; writes nothing."""
+    path = run_dir / LOCK_FILE
+    if not path.is_file():
+        return
+    with path.open("r", encoding="utf-8") as fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = fh.read().strip() or "unknown"
+            raise LockError(
+                f"run {run_dir} is being driven by another process (pid {holder}); "
+                "wait for it to finish or stop it first"
+            ) from None
+        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)

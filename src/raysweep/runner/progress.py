@@ -11,6 +11,8 @@ from typing import IO, Any
 
 from ray import tune
 
+from raysweep.search.indexed import INDEX_KEY
+
 EVENTS_FILE = "trials.jsonl"
 
 
@@ -18,18 +20,32 @@ class ProgressCallback(tune.Callback):
     """Prints one line per finished trial and appends it to ``trials.jsonl``.
 
     Each line costs O(1): results.json is written once at the end, not per trial.
+    On a resumed or extended run the count and best start from what is already
+    done: ``done_before``/``best_before`` for earlier experiments, and the
+    restored experiment's own finished trials on the first event.
     """
 
-    def __init__(self, run_dir: Path, metric: str, mode: str, total: int, out: IO[str]) -> None:
+    def __init__(
+        self,
+        run_dir: Path,
+        metric: str,
+        mode: str,
+        total: int,
+        out: IO[str],
+        done_before: int = 0,
+        best_before: float | None = None,
+    ) -> None:
         self.events_path = run_dir / EVENTS_FILE
         self.metric = metric
         self.mode = mode
         self.total = total
         self.out = out
-        self.finished = 0
+        self.finished = done_before
         self.best: float | None = None
         self.started: dict[str, float] = {}
         self._events: IO[str] | None = None
+        self._primed = False
+        self._update_best(best_before)
 
     def __getstate__(self) -> dict[str, Any]:
         # Ray pickles the run config (tuner.pkl); open streams stay with this process.
@@ -42,19 +58,59 @@ class ProgressCallback(tune.Callback):
         self.__dict__.update(state)
         self.out = sys.stdout
 
-    def setup(self, **info: Any) -> None:
+    def setup(
+        self,
+        stop: Any = None,
+        num_samples: int | None = None,
+        total_num_samples: int | None = None,
+        **info: Any,
+    ) -> None:
+        self._load_start_times()
         self._events = self.events_path.open("a", encoding="utf-8")
 
-    def on_trial_start(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
-        self.started.setdefault(trial.trial_id, time.time())
-        self._append({"event": "start", "trial_id": trial.trial_id, "t": time.time()})
+    def _load_start_times(self) -> None:
+        """A resumed trial keeps the start time of its first attempt."""
+        if not self.events_path.is_file():
+            return
+        for line in self.events_path.read_text(encoding="utf-8").splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("event") == "start":
+                self.started.setdefault(event["trial_id"], event["t"])
 
-    def on_trial_complete(
-        self, iteration: int, trials: list[Any], trial: Any, **info: Any
-    ) -> None:
+    def _prime(self, trials: list[Any], current: Any) -> None:
+        """Count the trials a restored experiment had already finished (once)."""
+        if self._primed:
+            return
+        self._primed = True
+        for other in trials:
+            if other is not current and str(other.status) in ("TERMINATED", "ERROR"):
+                self.finished += 1
+                self._update_best((other.last_result or {}).get(self.metric))
+
+    def _update_best(self, value: Any) -> None:
+        if isinstance(value, int | float) and not math.isnan(value):
+            better = self.best is None or (
+                value < self.best if self.mode == "min" else value > self.best
+            )
+            if better:
+                self.best = float(value)
+
+    def on_trial_start(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
+        self._prime(trials, trial)
+        self.started.setdefault(trial.trial_id, time.time())
+        self._append(
+            {"event": "start", "trial_id": trial.trial_id, "index": _index(trial), "t": time.time()}
+        )
+
+    def on_trial_complete(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
+        self._prime(trials, trial)
         self._finish(trial, "ended", None)
 
     def on_trial_error(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
+        self._prime(trials, trial)
         self._finish(trial, "errored", _error_text(trial))
 
     def on_experiment_end(self, trials: list[Any], **info: Any) -> None:
@@ -66,8 +122,8 @@ class ProgressCallback(tune.Callback):
         self.finished += 1
         result = trial.last_result or {}
         value = result.get(self.metric)
-        trial_best = (getattr(trial, "metric_analysis", {}) or {}).get(self.metric, {}).get(
-            self.mode, value
+        trial_best = (
+            (getattr(trial, "metric_analysis", {}) or {}).get(self.metric, {}).get(self.mode, value)
         )
         if isinstance(trial_best, int | float) and not math.isnan(trial_best):
             better = self.best is None or (
@@ -79,6 +135,7 @@ class ProgressCallback(tune.Callback):
             {
                 "event": event,
                 "trial_id": trial.trial_id,
+                "index": _index(trial),
                 "t": time.time(),
                 "started": self.started.get(trial.trial_id),
                 "iterations": result.get("training_iteration"),
@@ -101,6 +158,12 @@ class ProgressCallback(tune.Callback):
             self._events = self.events_path.open("a", encoding="utf-8")
         self._events.write(json.dumps(record, default=str) + "\n")
         self._events.flush()
+
+
+def _index(trial: Any) -> int | None:
+    """The trial's suggestion index (raysweep's ``__trial_index__`` config key)."""
+    value = (getattr(trial, "config", None) or {}).get(INDEX_KEY)
+    return int(value) if isinstance(value, int) else None
 
 
 def _error_text(trial: Any) -> str:

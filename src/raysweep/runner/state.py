@@ -35,13 +35,26 @@ def mark(run_dir: Path, status: Status, **fields: Any) -> dict[str, Any]:
     state.update(status=status, updated_at=now, pid=os.getpid(), host=socket.gethostname())
     if status == "running":
         state["commands"].append({"argv": sys.argv, "at": now, "pid": os.getpid()})
-        state.pop("finished_at", None)
-        state.pop("exit_code", None)
+        for stale in ("finished_at", "exit_code", "signal", "error"):
+            state.pop(stale, None)
     else:
         state["finished_at"] = now
     state.update(fields)
     write_json_atomic(run_dir / STATE_FILE, state)
     return state
+
+
+def update(run_dir: Path, **fields: Any) -> dict[str, Any]:
+    """Set fields of state.json without touching the status."""
+    state = read_state(run_dir)
+    state.update(fields, updated_at=utc_now())
+    write_json_atomic(run_dir / STATE_FILE, state)
+    return state
+
+
+def experiments(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """The run's Ray Tune experiment parts, oldest first (see runner/experiments.py)."""
+    return list(state.get("experiments", []))
 
 
 def pid_alive(pid: int) -> bool:
@@ -60,7 +73,7 @@ def pid_alive(pid: int) -> bool:
 def effective_status(state: dict[str, Any]) -> str:
     """``crashed`` for a run marked running whose driver process is gone, else its status."""
     status = str(state.get("status", "unknown"))
-    if status == "running" and state.get("host") == socket.gethostname():
-        if not pid_alive(int(state.get("pid", -1))):
-            return "crashed"
+    local = state.get("host") == socket.gethostname()
+    if status == "running" and local and not pid_alive(int(state.get("pid", -1))):
+        return "crashed"
     return status

@@ -1,19 +1,68 @@
-"""Ray Tune performance settings raysweep applies before Ray Tune is imported."""
+"""Ray Tune performance settings raysweep applies before Ray Tune is imported.
+
+Each setting was measured with ``python -m benchmarks.knobs`` (figures and the
+trade-offs in benchmarks/BENCHMARKS.md). A value the user already exported wins.
+"""
 
 from __future__ import annotations
 
 import os
 
-# Per-trial CSV/TensorBoard loggers cost time per result; results.json comes from
-# our own collector and ExperimentAnalysis needs only the JSON logger added back.
+SNAPSHOT_ENV = "TUNE_GLOBAL_CHECKPOINT_S"
+# Ray Tune's experiment snapshot rewrites every trial's state (~10 KB of JSON per
+# trial, ~50-100 us per trial to encode and write on a 2-core VM), so a fixed
+# period costs O(trials so far) per snapshot. 2 ms per planned trial keeps that
+# under ~5% of the driver's time at the end of the run; 1 s is the floor.
+SNAPSHOT_FLOOR_S = 1.0
+SNAPSHOT_S_PER_TRIAL = 0.002
+
 RAY_ENV_DEFAULTS: dict[str, str] = {
+    # Snapshots forced by checkpoint rotation are what makes kill -9 lose nothing.
+    "TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S": "0",
+    # Experiment snapshot (trial statuses + searcher state) at most every second
+    # instead of Ray's "auto" (>= 10 s): after a kill -9 a resume re-runs at most
+    # ~1 s of trial starts/ends. Costs one small JSON write per second; for big
+    # sweeps see snapshot_period_s / apply_run_env_defaults.
+    SNAPSHOT_ENV: "1",
+    # Ray's per-trial CSV and TensorBoard loggers: 2-3x fewer no-op trials/s with
+    # them. results.json comes from our own collector; ExperimentAnalysis needs
+    # only the JSON logger, which the runner adds back.
     "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS": "1",
-    "RAY_USAGE_STATS_ENABLED": "0",
+    # Ray's new console output engine (progress tables per result): ~2x fewer
+    # no-op trials/s; raysweep prints its own line per finished trial.
     "RAY_AIR_NEW_OUTPUT": "0",
+    # Ray starts one idle worker per CPU when the first driver connects; Tune's
+    # trial actors never use them (they get workers of their own), so on a small
+    # machine they only compete with ray.init and the first trials for CPU
+    # (~1 s of CPU at start-up on 2 cores).
+    "RAY_prestart_worker_first_driver": "0",
+    "RAY_USAGE_STATS_ENABLED": "0",
 }
+
+_user_set: set[str] | None = None  # keys the environment had before raysweep touched it
 
 
 def apply_ray_env_defaults() -> None:
     """Set the defaults above unless the user set them."""
+    global _user_set
+    if _user_set is None:
+        _user_set = {key for key in RAY_ENV_DEFAULTS if key in os.environ}
     for key, value in RAY_ENV_DEFAULTS.items():
         os.environ.setdefault(key, value)
+
+
+def snapshot_period_s(total_trials: int) -> float:
+    """Experiment snapshot period for a sweep of ``total_trials`` trials (seconds).
+
+    The crash-recovery trade-off: after a kill -9, a resume re-runs the trials
+    that finished in the last period (their records in trials.jsonl survive);
+    while running, each snapshot costs O(trials so far).
+    """
+    return max(SNAPSHOT_FLOOR_S, SNAPSHOT_S_PER_TRIAL * max(total_trials, 0))
+
+
+def apply_run_env_defaults(total_trials: int) -> None:
+    """Per-run settings, to call before the Tuner is built (unless the user set them)."""
+    apply_ray_env_defaults()
+    if _user_set is not None and SNAPSHOT_ENV not in _user_set:
+        os.environ[SNAPSHOT_ENV] = f"{snapshot_period_s(total_trials):g}"

@@ -1,0 +1,147 @@
+"""Bring a killed experiment's snapshot up to its trials' newest checkpoints before restore.
+
+Ray Tune snapshots the experiment (trial states, each trial's latest
+checkpoint) at most every ``TUNE_GLOBAL_CHECKPOINT_S`` and uploads it
+asynchronously, while trials keep reporting checkpoints and the driver deletes
+all but ``num_to_keep`` of them at once. After a ``kill -9`` the snapshot can
+therefore point at a checkpoint that was already rotated away (Ray then fails
+the trial with "Could not recover from checkpoint as it does not exist"), and
+it always lags behind the checkpoints that did reach storage.
+
+Ray itself wrote everything needed to catch up: the trial's ``result.json``
+has one row per report, with ``checkpoint_dir_name`` for reports that carried
+a checkpoint, and a row is written only after its checkpoint was registered.
+For every unfinished trial this module replays the rows after the snapshot's
+last result into the trial's run metadata (last result, metric analysis) up to
+the newest row whose checkpoint directory exists, and makes that checkpoint the
+one to restore from. With no such row and the snapshot's checkpoint gone, the
+trial restarts from scratch (same trial id, same seed). The original snapshot
+is kept as ``<name>.orig``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from numbers import Number
+from pathlib import Path
+from typing import Any
+
+from raysweep.jsonio import write_text_atomic
+from raysweep.runner.experiments import FINAL_STATUSES, newest_state_file
+
+ITER = "training_iteration"
+
+
+def repair_snapshot(exp_dir: Path) -> list[str]:
+    """Fix the newest snapshot of ``exp_dir`` in place; returns one line per changed trial."""
+    path = newest_state_file(exp_dir)
+    if path is None:
+        return []
+    data = json.loads(path.read_text(encoding="utf-8"))
+    notes = []
+    for item in data["trial_data"]:
+        trial = json.loads(item[0])
+        if trial["status"] in FINAL_STATUSES:
+            continue
+        new_meta, note = _catch_up(exp_dir, trial, item[1])
+        if note:
+            item[1] = new_meta
+            notes.append(f"trial {trial['trial_id']}: {note}")
+    if notes:
+        backup = path.with_name(path.name + ".orig")
+        if not backup.exists():
+            shutil.copy2(path, backup)
+        write_text_atomic(path, json.dumps(data))
+    return notes
+
+
+def _catch_up(exp_dir: Path, trial: dict[str, Any], meta_json: str) -> tuple[str, str | None]:
+    from ray.train import Checkpoint
+    from ray.train._internal.checkpoint_manager import _CheckpointManager
+    from ray.train._internal.session import _TrainingResult
+    from ray.tune.trainable.metadata import _TrainingRunMetadata
+
+    meta = _TrainingRunMetadata.from_json_state(meta_json)
+    manager = meta.checkpoint_manager
+    if manager is None:
+        return meta_json, None
+    latest = manager.latest_checkpoint_result
+    if latest is None or latest.checkpoint is None:
+        return meta_json, None  # never checkpointed: Ray restarts it, nothing to catch up to
+    # Recorded paths are where the run was; the directory may have moved since.
+    recorded_dir = Path(latest.checkpoint.path).parent
+    trial_dir = exp_dir / recorded_dir.name
+    rows = _rows_after(trial_dir / "result.json", meta.last_result)
+    usable = [i for i, row in enumerate(rows) if _complete(trial_dir, row)]
+    if usable:
+        upto = usable[-1]
+        for row in rows[: upto + 1]:
+            _replay(meta, row)
+        checkpoint = Checkpoint(
+            path=(recorded_dir / rows[upto]["checkpoint_dir_name"]).as_posix(),
+            filesystem=latest.checkpoint.filesystem,
+        )  # Ray re-bases it with the others when the directory moved
+        result = _TrainingResult(checkpoint=checkpoint, metrics=dict(rows[upto]))
+        kept = [r for r in manager._checkpoint_results if _exists(r, trial_dir)]
+        manager._checkpoint_results = [*kept, result]
+        manager._latest_checkpoint_result = result
+        meta.checkpoint_manager = manager
+        note = f"continues from {rows[upto]['checkpoint_dir_name']} (iteration {rows[upto][ITER]})"
+        return meta.get_json_state(), note
+    if _exists(latest, trial_dir):
+        return meta_json, None
+    older = [r for r in manager._checkpoint_results if _exists(r, trial_dir)]
+    if older:
+        manager._checkpoint_results = older
+        manager._latest_checkpoint_result = older[-1]
+        note = "its last checkpoint was rotated away; continues from an older one"
+    else:
+        meta.checkpoint_manager = _CheckpointManager(manager.checkpoint_config)
+        note = "its checkpoints were rotated away; restarts from scratch"
+    meta.invalidate_cache()
+    return meta.get_json_state(), note
+
+
+def _rows_after(result_file: Path, last: dict[str, Any]) -> list[dict[str, Any]]:
+    """result.json rows reported after the snapshot's ``last_result`` ([] when unsure)."""
+    if not result_file.is_file():
+        return []
+    rows = []
+    for line in result_file.read_text(encoding="utf-8").splitlines():
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            break  # a torn last line
+    if not last:
+        return rows
+    for i in range(len(rows) - 1, -1, -1):
+        row = rows[i]
+        if row.get(ITER) == last.get(ITER) and row.get("time_total_s") == last.get("time_total_s"):
+            return rows[i + 1 :]
+    return []
+
+
+def _complete(trial_dir: Path, row: dict[str, Any]) -> bool:
+    name = row.get("checkpoint_dir_name")
+    if not isinstance(name, str) or not name:
+        return False
+    return (trial_dir / name).is_dir() and any((trial_dir / name).iterdir())
+
+
+def _exists(result: Any, trial_dir: Path) -> bool:
+    checkpoint = getattr(result, "checkpoint", None)
+    return checkpoint is not None and (trial_dir / Path(checkpoint.path).name).is_dir()
+
+
+def _replay(meta: Any, row: dict[str, Any]) -> None:
+    """What Trial.update_last_result does for one reported row."""
+    from ray.tune.result import DEBUG_METRICS
+    from ray.tune.utils import flatten_dict
+
+    meta.last_result = row
+    meta.last_result_time = float(row.get("timestamp", meta.last_result_time))
+    metrics = {k: v for k, v in row.items() if k not in DEBUG_METRICS}
+    for metric, value in flatten_dict(metrics).items():
+        if isinstance(value, Number):
+            meta.update_metric(metric, value, step=row.get(ITER))

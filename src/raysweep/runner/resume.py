@@ -1,0 +1,136 @@
+"""What ``sweep resume`` / ``sweep run --resume`` will do, decided before anything is touched.
+
+Everything here only reads the run directory: a refusal (changed config,
+missing or corrupt ``tune/``) leaves every file as it was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from raysweep.config.load import spec_to_json
+from raysweep.config.schema import SweepSpec
+from raysweep.errors import ConfigError, ResumeError
+from raysweep.runner.experiments import (
+    TUNE_DIR,
+    Part,
+    check_part,
+    extension_dir,
+    has_snapshot,
+    is_finished,
+)
+
+# Fields that may differ from spec.json on resume: run-time settings, not results.
+RUNTIME_FIELDS = ("search.max_concurrent",)
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One Tuner to drive: a new experiment (``fit``) or an interrupted one (``restore``)."""
+
+    kind: Literal["fit", "restore"]
+    part: Part
+    warm_start: str | None = None  # earlier experiment whose searcher a new one continues
+
+
+def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+    """``{"a": {"b": 1}}`` -> ``{"a.b": 1}``; lists and scalars are leaves."""
+    if not isinstance(data, dict) or not data:
+        return {prefix: data} if prefix else {}
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        flat.update(flatten(value, f"{prefix}.{key}" if prefix else str(key)))
+    return flat
+
+
+def spec_changes(old: SweepSpec, new: SweepSpec, ignore: tuple[str, ...] = ()) -> list[str]:
+    """``path: old -> new`` for every resolved field that differs (dotted paths, sorted)."""
+    import json
+
+    before, after = flatten(spec_to_json(old)), flatten(spec_to_json(new))
+    missing = object()
+    lines = []
+    for path in sorted(set(before) | set(after)):
+        if path in ignore:
+            continue
+        a, b = before.get(path, missing), after.get(path, missing)
+        if a != b:
+            show = [("(unset)" if v is missing else json.dumps(v)) for v in (a, b)]
+            lines.append(f"{path}: {show[0]} → {show[1]}")
+    return lines
+
+
+def resumed_spec(
+    run_dir: Path,
+    stored: SweepSpec,
+    config: SweepSpec | None = None,
+    num_samples: int | None = None,
+    max_concurrent: int | None = None,
+) -> SweepSpec:
+    """The spec a resume runs with: spec.json plus the allowed overrides.
+
+    ``config`` (``sweep run --config F --resume``) must resolve to spec.json except
+    for run-time fields and, when ``--num-samples`` is given, search.num_samples.
+    """
+    if config is not None:
+        ignore = RUNTIME_FIELDS + (("search.num_samples",) if num_samples is not None else ())
+        changes = spec_changes(stored, config, ignore)
+        if changes:
+            raise ResumeError(
+                f"cannot resume {run_dir}: the config differs from the run's spec.json in "
+                f"{len(changes)} field(s):\n  " + "\n  ".join(changes) + "\n"
+                "Nothing was changed. Resume with the original config, or start a new run "
+                "under another --name."
+            )
+        if max_concurrent is None:
+            max_concurrent = config.search.max_concurrent
+    data = spec_to_json(stored)
+    old_n, old_mc = stored.search.num_samples, stored.search.max_concurrent
+    if num_samples is not None:
+        if num_samples < old_n:
+            raise ConfigError(
+                f"--num-samples: a sweep cannot shrink (got {num_samples} < {old_n}, the "
+                f"run's search.num_samples)"
+            )
+        data["search"]["num_samples"] = num_samples
+    if max_concurrent is not None and max_concurrent != old_mc:
+        data["search"]["max_concurrent"] = max_concurrent
+    return SweepSpec.model_validate(data)
+
+
+def recorded_parts(run_dir: Path, state: dict[str, Any], stored: SweepSpec) -> list[Part]:
+    """The run's experiments from state.json (or ``tune/`` alone for older run directories)."""
+    if "experiments" in state:
+        return [Part.from_json(p) for p in state["experiments"]]
+    if (run_dir / TUNE_DIR).is_dir():
+        return [Part(TUNE_DIR, stored.total_trials, 0)]
+    if state.get("status") == "completed" or (run_dir / "results.json").is_file():
+        raise ResumeError(
+            f"{run_dir / TUNE_DIR} is missing: Ray Tune's experiment directory is gone. "
+            "Nothing was changed."
+        )
+    return []
+
+
+def plan_phases(
+    run_dir: Path, parts: list[Part], spec: SweepSpec, retry_errored: bool
+) -> list[Phase]:
+    """Restore what is unfinished, then add an extension for any extra trials."""
+    for part in parts:
+        check_part(run_dir, part)
+    phases: list[Phase] = []
+    for i, part in enumerate(parts):
+        previous = parts[i - 1].dir if i else None
+        if not has_snapshot(run_dir, part):  # killed before Ray's first snapshot: start over
+            phases.append(Phase("fit", part, previous))
+        elif not is_finished(run_dir, part, retry_errored):
+            phases.append(Phase("restore", part))
+    have = sum(p.trials for p in parts)
+    if not parts:
+        phases.append(Phase("fit", Part(TUNE_DIR, spec.total_trials, 0)))
+    elif spec.total_trials > have:
+        extra = Part(extension_dir(len(parts)), spec.total_trials - have, start_index=have)
+        phases.append(Phase("fit", extra, parts[-1].dir))
+    return phases

@@ -1,0 +1,82 @@
+"""The search algorithm a Tuner gets: searcher chain + resumable concurrency limit.
+
+Chain: ``SweepSearch(ConcurrencyLimiter(IndexedSearcher(...inner)))``; the limit is
+``search.max_concurrent``, or what fits on the cluster when it is unset. Passing a
+SearchGenerator (rather than ``TuneConfig.max_concurrent_trials``) lets a resumed run
+change the limit.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ray.tune.search import ConcurrencyLimiter, Searcher, SearchGenerator
+
+from raysweep.config.schema import SweepSpec
+from raysweep.search.indexed import IndexedSearcher
+
+
+class SweepSearch(SearchGenerator):
+    """Ray's SearchGenerator whose concurrency limit is a run-time setting.
+
+    Restoring a searcher chain also restores the saved ConcurrencyLimiter's
+    ``max_concurrent``; this keeps the value built from the (resumed) spec, so
+    ``sweep resume --max-concurrent N`` takes effect.
+    """
+
+    def restore_from_dir(self, dirpath: str) -> None:
+        limiter = self.searcher if isinstance(self.searcher, ConcurrencyLimiter) else None
+        wanted = limiter.max_concurrent if limiter is not None else None
+        super().restore_from_dir(dirpath)
+        if limiter is not None and wanted is not None:
+            limiter.max_concurrent = wanted
+
+
+def innermost(searcher: Searcher | SearchGenerator) -> Searcher:
+    """The searcher at the bottom of a wrapper chain (the one that actually suggests)."""
+    node: Any = searcher
+    while isinstance(getattr(node, "searcher", None), Searcher):
+        node = node.searcher
+    if not isinstance(node, Searcher):
+        raise TypeError(f"no Searcher in {type(searcher).__name__}")
+    return node
+
+
+def build_search_alg(
+    spec: SweepSpec, start_index: int = 0, warm_start: Path | None = None
+) -> SweepSearch:
+    """The spec's searcher chain, numbering trials from ``start_index``.
+
+    ``warm_start``: an earlier experiment of the run whose searcher the new one
+    continues (runner/warmstart.py); used by ``--num-samples`` extensions.
+    """
+    from raysweep.runner.build import build_searcher
+
+    searcher = build_searcher(spec)
+    if isinstance(searcher, IndexedSearcher):
+        searcher.next_index = start_index
+    if warm_start is not None:
+        from raysweep.runner.warmstart import continue_searcher
+
+        continue_searcher(innermost(searcher), spec, warm_start, start_index)
+    limit = spec.search.max_concurrent or default_concurrency(spec)
+    return SweepSearch(ConcurrencyLimiter(searcher, max_concurrent=limit))
+
+
+def default_concurrency(spec: SweepSpec) -> int:
+    """Trials that fit on the cluster at once when ``search.max_concurrent`` is unset.
+
+    Ray Tune keeps only one trial pending for a custom searcher without a limit,
+    which serialises short trials; the limit also sizes the pending-trial queue.
+    """
+    import ray
+
+    if not ray.is_initialized():
+        return 1
+    resources = ray.cluster_resources()
+    slots = int(resources.get("CPU", 1) // spec.resources.cpus_per_trial)
+    gpus = float(resources.get("GPU", 0))
+    if spec.resources.gpus_per_trial and gpus:
+        slots = min(slots, int(gpus // spec.resources.gpus_per_trial + 1e-9))
+    return max(1, slots)

@@ -1,0 +1,376 @@
+"""Crash safety end to end: real `sweep` processes, real Ray, killed and resumed.
+
+Every driver runs in its own session (start_new_session=True) so a kill of its
+process group takes Ray's gcs/raylet/agents with it, as a crash of the whole
+tree would; teardown kills every group a test started, so nothing leaks into
+other tests (no `ray stop`, which would hit the session Ray fixture too).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SWEEP = [sys.executable, "-m", "raysweep.cli"]
+pytestmark = pytest.mark.slow
+
+CONFIG: dict[str, Any] = {
+    "name": "crash",
+    "trainable": "examples.quadratic:fit",
+    "metric": "loss",
+    "mode": "min",
+    "space": {
+        "x": {"type": "uniform", "low": -5, "high": 5},
+        "y": {"type": "uniform", "low": -5, "high": 5},
+        "steps": 4,
+        "sleep_s": 0.3,
+    },
+    "search": {"algorithm": "random", "num_samples": 6, "max_concurrent": 1},
+    "seed": 11,
+}
+
+
+class Drivers:
+    """Starts `sweep` processes in their own sessions and kills every group at the end."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.procs: list[subprocess.Popen[str]] = []
+
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        log = (self.tmp / f"driver-{len(self.procs)}.log").open("w")
+        proc = subprocess.Popen(
+            [*SWEEP, *args],
+            cwd=REPO,
+            env={**os.environ, "PYTHONPATH": str(REPO), "RAY_USAGE_STATS_ENABLED": "0"},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        self.procs.append(proc)
+        return proc
+
+    def run(self, *args: str, timeout: float = 150) -> tuple[int, str]:
+        proc = self.start(*args)
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill_group(proc)
+            raise
+        return code, self.output(proc)
+
+    def output(self, proc: subprocess.Popen[str]) -> str:
+        return (self.tmp / f"driver-{self.procs.index(proc)}.log").read_text()
+
+    @staticmethod
+    def kill_group(proc: subprocess.Popen[str]) -> None:
+        """SIGKILL the driver and every Ray process of its group (a whole-tree crash)."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+    def close(self) -> None:
+        for proc in self.procs:
+            self.kill_group(proc)
+
+
+@pytest.fixture()
+def drivers(tmp_path: Path) -> Iterator[Drivers]:
+    d = Drivers(tmp_path)
+    yield d
+    d.close()
+
+
+def write_config(path: Path, **changes: Any) -> Path:
+    config = json.loads(json.dumps(CONFIG))
+    config.update(changes)
+    path.write_text(json.dumps(config))
+    return path
+
+
+def events(run_dir: Path) -> list[dict[str, Any]]:
+    path = run_dir / "trials.jsonl"
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        with contextlib.suppress(ValueError):
+            out.append(json.loads(line))
+    return out
+
+
+def ended(run_dir: Path) -> dict[int, list[float]]:
+    """index -> every loss reported by an `ended` event for it (reruns included)."""
+    found: dict[int, list[float]] = {}
+    for e in events(run_dir):
+        if e["event"] == "ended":
+            found.setdefault(e["index"], []).append(e["loss"])
+    return found
+
+
+def wait_for(what: str, check: Callable[[], bool], proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 120
+    while not check():
+        assert proc.poll() is None, f"driver exited ({proc.returncode}) before: {what}"
+        assert time.monotonic() < deadline, f"timed out waiting for: {what}"
+        time.sleep(0.05)
+
+
+def results(run_dir: Path) -> dict[int, dict[str, Any]]:
+    trials = json.loads((run_dir / "results.json").read_text())["trials"]
+    assert len({t["trial_id"] for t in trials}) == len(trials), "a trial id appears twice"
+    configs = [json.dumps(t["config"], sort_keys=True) for t in trials]
+    assert len(set(configs)) == len(configs), "a config appears twice"
+    by_index = {t["index"]: t for t in trials}
+    assert sorted(by_index) == list(range(len(trials))), "an index is missing or repeated"
+    return by_index
+
+
+def snapshot(run_dir: Path) -> dict[str, tuple[int, bytes]]:
+    """Every file's mtime and sha256, to prove a refused command changed nothing."""
+    files = sorted(p for p in run_dir.rglob("*") if p.is_file())
+    return {
+        str(p.relative_to(run_dir)): (p.stat().st_mtime_ns, hashlib.sha256(p.read_bytes()).digest())
+        for p in files
+    }
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An uninterrupted run with the same config and seed."""
+    tmp = tmp_path_factory.mktemp("baseline")
+    d = Drivers(tmp)
+    try:
+        code, out = d.run(
+            "run", "--config", str(write_config(tmp / "c.json")), "--storage", str(tmp / "runs")
+        )
+    finally:
+        d.close()
+    assert code == 0, out
+    return tmp / "runs" / "crash"
+
+
+def test_killed_at_several_points_then_resumed_equals_uninterrupted(
+    tmp_path: Path, drivers: Drivers, baseline: Path
+) -> None:
+    run_dir = tmp_path / "runs" / "crash"
+    config = write_config(tmp_path / "c.json")
+    finished_before_kills: dict[int, list[float]] = {}
+
+    # 1. SIGKILL the whole tree while the first trial runs: nothing has finished.
+    first = drivers.start("run", "--config", str(config), "--storage", str(tmp_path / "runs"))
+    wait_for("a trial starts", lambda: any(e["event"] == "start" for e in events(run_dir)), first)
+    drivers.kill_group(first)
+    assert ended(run_dir) == {}
+    code, out = drivers.run("status", str(run_dir))
+    assert code == 0 and "crashed" in out and "sweep resume" in out, out
+
+    # 2. Resume; a second driver on the same directory is refused naming the first's pid;
+    #    then SIGKILL only the driver pid in mid-sweep (Ray's own processes are orphaned).
+    second = drivers.start("resume", str(run_dir))
+    wait_for(
+        "the resume holds the lock",
+        lambda: json.loads((run_dir / "state.json").read_text()).get("pid") == second.pid,
+        second,
+    )
+    code, out = drivers.run("resume", str(run_dir))
+    assert code == 2 and f"pid {second.pid}" in out, out
+    code, out = drivers.run(
+        "run", "--config", str(config), "--storage", str(tmp_path / "runs"), "--resume"
+    )
+    assert code == 2 and f"pid {second.pid}" in out, out
+    code, out = drivers.run("status", str(run_dir))
+    assert f"running (driver pid {second.pid}" in out, out
+    wait_for("3 trials end", lambda: len(ended(run_dir)) >= 3, second)
+    finished_before_kills.update(ended(run_dir))
+    os.kill(second.pid, signal.SIGKILL)
+    second.wait()
+    assert "Traceback" not in drivers.output(second)  # unaffected by the refused ones
+    assert "error:" not in drivers.output(second)
+
+    # 3. Resume, then SIGTERM: graceful stop, exit 130, status interrupted.
+    third = drivers.start("resume", str(run_dir))
+    done = len(ended(run_dir))
+    wait_for("one more trial ends", lambda: len(ended(run_dir)) > done, third)
+    finished_before_kills.update(ended(run_dir))
+    third.send_signal(signal.SIGTERM)
+    assert third.wait(timeout=60) == 130, drivers.output(third)
+    state = json.loads((run_dir / "state.json").read_text())
+    assert (state["status"], state["signal"]) == ("interrupted", "SIGTERM")
+    code, out = drivers.run("status", str(run_dir))
+    assert "interrupted by SIGTERM" in out, out
+
+    # 4. Resume and SIGKILL the tree during the last trial.
+    fourth = drivers.start("resume", str(run_dir))
+    wait_for(
+        "the last trial starts",
+        lambda: any(e["event"] == "start" and e["index"] == 5 for e in events(run_dir)),
+        fourth,
+    )
+    assert 5 not in ended(run_dir)
+    finished_before_kills.update(ended(run_dir))
+    drivers.kill_group(fourth)
+
+    # 5. The final resume completes the sweep.
+    code, out = drivers.run("resume", str(run_dir))
+    assert code == 0, out
+    final, reference = results(run_dir), results(baseline)
+    assert len(final) == CONFIG["search"]["num_samples"]
+    for index, losses in finished_before_kills.items():
+        assert {*losses} == {final[index]["last"]["loss"]}, f"trial #{index} changed"
+    for index, trial in final.items():
+        assert trial["status"] == "completed"
+        assert trial["config"] == reference[index]["config"]
+        metrics = ("loss", "step", "training_iteration")  # not Ray's "done" bookkeeping flag
+        assert [trial["last"][k] for k in metrics] == [reference[index]["last"][k] for k in metrics]
+        assert trial["best_metric"] == reference[index]["best_metric"]
+        assert trial["seed"] == reference[index]["seed"]
+    best, best_ref = (json.loads((r / "best_config.json").read_text()) for r in (run_dir, baseline))
+    assert (best["value"], best["config"]) == (best_ref["value"], best_ref["config"])
+    assert json.loads((run_dir / "state.json").read_text())["status"] == "completed"
+    assert len(json.loads((run_dir / "state.json").read_text())["commands"]) == 5
+
+
+def test_extension_runs_only_the_extra_trials(
+    tmp_path: Path, drivers: Drivers, baseline: Path
+) -> None:
+    from raysweep.repro.seeds import trial_seed_for
+    from raysweep.search.variants import VariantSearcher
+
+    run_dir = tmp_path / "crash"
+    shutil.copytree(baseline, run_dir)
+    starts_before = sum(e["event"] == "start" for e in events(run_dir))
+    code, out = drivers.run("resume", str(run_dir), "--num-samples", "8")
+    assert code == 0, out
+    final, reference = results(run_dir), results(baseline)
+    assert len(final) == 8
+    for index in range(6):  # the first part is kept as it was
+        assert final[index] == reference[index]
+    assert sum(e["event"] == "start" for e in events(run_dir)) - starts_before == 2
+    assert len(list((run_dir / "tune-ext-1").glob("trial_*"))) == 2
+    # The seeded random sequence continues where it stopped; seeds follow the index.
+    space = {k: v for k, v in CONFIG["space"].items()}
+    from raysweep.config.load import parse_spec
+    from raysweep.search.space import to_param_space
+
+    spec = parse_spec({**CONFIG, "search": {**CONFIG["search"], "num_samples": 8}})
+    searcher = VariantSearcher(to_param_space(spec.space), num_samples=8, seed=11)
+    expected = [searcher.suggest(str(i)) for i in range(8)]
+    for index in (6, 7):
+        assert final[index]["config"] == expected[index], space
+        assert final[index]["seed"] == trial_seed_for(11, index)
+    stored = json.loads((run_dir / "spec.json").read_text())["spec"]
+    assert stored["search"]["num_samples"] == 8
+    code, out = drivers.run("resume", str(run_dir))
+    assert code == 0 and "nothing to resume" in out, out
+
+
+def test_changed_config_is_refused_listing_fields_and_nothing_changes(
+    tmp_path: Path, drivers: Drivers, baseline: Path
+) -> None:
+    storage = tmp_path / "runs"
+    shutil.copytree(baseline, storage / "crash")
+    before = snapshot(storage / "crash")
+    space = {**CONFIG["space"], "x": {"type": "uniform", "low": -5, "high": 6}}
+    changed = write_config(tmp_path / "changed.json", seed=12, space=space)
+    code, out = drivers.run("run", "--config", str(changed), "--storage", str(storage), "--resume")
+    assert code == 2, out
+    assert "seed: 11 → 12" in out and "space.x.high: 5.0 → 6.0" in out, out
+    assert "?" not in out.splitlines()[-1]  # a refusal, never a prompt
+    code, out = drivers.run(
+        "run",
+        "--config",
+        str(write_config(tmp_path / "same.json")),
+        "--storage",
+        str(storage),
+        "--resume",
+        "--max-concurrent",
+        "2",
+    )
+    assert code == 0 and "nothing to resume" in out, out
+    assert snapshot(storage / "crash") == before
+
+
+@pytest.mark.parametrize("damage", ["tune missing", "state corrupt", "tuner.pkl corrupt"])
+def test_missing_or_corrupt_tune_dir_is_refused_and_nothing_deleted(
+    tmp_path: Path, drivers: Drivers, baseline: Path, damage: str
+) -> None:
+    run_dir = tmp_path / "crash"
+    shutil.copytree(baseline, run_dir)
+    state = json.loads((run_dir / "state.json").read_text())
+    state["status"] = "interrupted"  # as if it had been stopped
+    (run_dir / "state.json").write_text(json.dumps(state))
+    if damage == "tune missing":
+        shutil.rmtree(run_dir / "tune")
+    elif damage == "state corrupt":
+        newest = sorted((run_dir / "tune").glob("experiment_state-*.json"))[-1]
+        newest.write_text(newest.read_text()[:100])
+    else:
+        (run_dir / "tune" / "tuner.pkl").write_bytes(b"\x80\x05garbage")
+    before = snapshot(run_dir)
+    code, out = drivers.run("resume", str(run_dir))
+    assert code == 2, out
+    assert {
+        "tune missing": "tune is missing",
+        "state corrupt": "corrupt",
+        "tuner.pkl corrupt": "tuner.pkl is corrupt",
+    }[damage] in out, out
+    assert snapshot(run_dir) == before
+
+
+def test_checkpointing_trial_continues_from_its_checkpoint_after_kill(
+    tmp_path: Path, drivers: Drivers
+) -> None:
+    """examples/checkpointing.py: tune.get_checkpoint() after a kill -9 of the tree."""
+    steps, lr = 200, 0.01
+    config = write_config(
+        tmp_path / "ckpt.json",
+        name="ckpt",
+        trainable="examples.checkpointing:fit",
+        space={"x": {"type": "uniform", "low": -5, "high": 5}, "steps": steps, "lr": lr},
+        search={"algorithm": "random", "num_samples": 1, "max_concurrent": 1},
+        checkpoint={"frequency": 1, "num_to_keep": 2},
+    )
+    run_dir = tmp_path / "runs" / "ckpt"
+    proc = drivers.start("run", "--config", str(config), "--storage", str(tmp_path / "runs"))
+
+    def checkpoints() -> int:
+        found = [int(p.name.split("_")[1]) for p in run_dir.glob("tune/trial_*/checkpoint_*")]
+        return max(found, default=-1)
+
+    wait_for("checkpoint 40", lambda: checkpoints() >= 40, proc)
+    drivers.kill_group(proc)
+    reached = checkpoints()
+    assert reached < steps - 1, "the trial finished before the kill"
+    # Simulate the worst case of checkpoint rotation racing Ray's asynchronous
+    # experiment snapshot: only the newest complete checkpoint is left on disk.
+    (trial_dir,) = run_dir.glob("tune/trial_*")
+    rows = [json.loads(line) for line in (trial_dir / "result.json").open()]
+    newest = [r["checkpoint_dir_name"] for r in rows if r.get("checkpoint_dir_name")][-1]
+    for stale in trial_dir.glob("checkpoint_*"):
+        if stale.name != newest:
+            shutil.rmtree(stale)
+    code, out = drivers.run("resume", str(run_dir))
+    assert code == 0, out
+    (trial,) = results(run_dir).values()
+    x = trial["config"]["x"]
+    for _ in range(steps):
+        x -= lr * 2 * (x - 3.0)
+    assert trial["last"]["loss"] == (x - 3.0) ** 2  # bit-identical to an uninterrupted trial
+    assert trial["iterations"] == steps
+    rows = [json.loads(line) for line in (trial_dir / "result.json").open()]
+    assert [r["training_iteration"] for r in rows] == list(range(1, steps + 1))  # none repeated
