@@ -352,7 +352,13 @@ def test_checkpointing_trial_continues_from_its_checkpoint_after_kill(
         found = [int(p.name.split("_")[1]) for p in run_dir.glob("tune/trial_*/checkpoint_*")]
         return max(found, default=-1)
 
-    wait_for("checkpoint 40", lambda: checkpoints() >= 40, proc)
+    def snapshotted() -> bool:
+        """Ray's experiment snapshot (written every second or so) knows the trial."""
+        states = sorted(run_dir.glob("tune/experiment_state-*.json"))
+        trials = [p.name.removeprefix("trial_") for p in run_dir.glob("tune/trial_*")]
+        return bool(states and trials) and trials[0] in states[-1].read_text()
+
+    wait_for("checkpoint 40", lambda: checkpoints() >= 40 and snapshotted(), proc)
     drivers.kill_group(proc)
     reached = checkpoints()
     assert reached < steps - 1, "the trial finished before the kill"
