@@ -118,11 +118,6 @@ def _cmd_gpus(args: argparse.Namespace) -> int:
     return 0
 
 
-def _not_yet(what: str) -> int:
-    print(f"error: {what} is not supported yet", file=sys.stderr)
-    return 2
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``sweep`` command."""
     parser = argparse.ArgumentParser(
@@ -135,52 +130,95 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run a sweep from a sweep.json", epilog=EPILOG)
     run.add_argument("--config", required=True, metavar="FILE", help="the sweep.json to run")
-    run.add_argument("--gpus", metavar="IDS",
-                     help="physical GPUs to use: '0,1,2,3', 'all' or 'none' (default: all "
-                          "GPUs when the config asks for any)")
-    run.add_argument("--allow-cpu", action="store_true",
-                     help="run a GPU config on CPUs when no NVIDIA GPU is found")
+    run.add_argument(
+        "--gpus",
+        metavar="IDS",
+        help="physical GPUs to use: '0,1,2,3', 'all' or 'none' (default: all "
+        "GPUs when the config asks for any)",
+    )
+    run.add_argument(
+        "--allow-cpu",
+        action="store_true",
+        help="run a GPU config on CPUs when no NVIDIA GPU is found",
+    )
     run.add_argument("--name", help="run name (default: the config's name)")
-    run.add_argument("--storage", default="runs", metavar="DIR",
-                     help="where run directories live (default: ./runs)")
+    run.add_argument(
+        "--storage",
+        default="runs",
+        metavar="DIR",
+        help="where run directories live (default: ./runs)",
+    )
     run.add_argument("--seed", type=int, help="master seed (overrides the config's)")
     run.add_argument("--num-samples", type=int, metavar="N", help="override search.num_samples")
-    run.add_argument("--max-concurrent", type=int, metavar="N",
-                     help="override search.max_concurrent")
-    run.add_argument("--address", metavar="ADDR",
-                     help="join an existing Ray cluster (e.g. 'auto' or 'ray://host:10001')")
-    run.add_argument("--dashboard", action=argparse.BooleanOptionalAction, default=False,
-                     help="start the Ray dashboard (local Ray only; default: off)")
-    run.add_argument("--dashboard-host", default="127.0.0.1", metavar="HOST",
-                     help="dashboard bind address (default 127.0.0.1)")
+    run.add_argument(
+        "--max-concurrent", type=int, metavar="N", help="override search.max_concurrent"
+    )
+    run.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="join an existing Ray cluster (e.g. 'auto' or 'ray://host:10001')",
+    )
+    run.add_argument(
+        "--dashboard",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="start the Ray dashboard (local Ray only; default: off)",
+    )
+    run.add_argument(
+        "--dashboard-host",
+        default="127.0.0.1",
+        metavar="HOST",
+        help="dashboard bind address (default 127.0.0.1)",
+    )
     run.add_argument("--dashboard-port", type=int, default=8265, metavar="PORT")
-    run.add_argument("--resume", action="store_true",
-                     help="continue the run of the same name if it exists (the config must "
-                          "match its spec.json); start it otherwise")
-    run.add_argument("--retry-errored", action="store_true",
-                     help="with --resume: rerun errored trials from their last checkpoint "
-                          "(default: keep them as errored)")
-    run.add_argument("--dry-run", action="store_true",
-                     help="validate and print the plan; start nothing, write nothing")
+    run.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run of the same name if it exists (the config must "
+        "match its spec.json); start it otherwise",
+    )
+    run.add_argument(
+        "--retry-errored",
+        action="store_true",
+        help="with --resume: rerun errored trials from their last checkpoint "
+        "(default: keep them as errored)",
+    )
+    run.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="validate and print the plan; start nothing, write nothing",
+    )
     run.set_defaults(func=_cmd_run)
 
-    resume = sub.add_parser("resume", help="continue an interrupted or crashed run",
-                            epilog=EPILOG)
+    resume = sub.add_parser("resume", help="continue an interrupted or crashed run", epilog=EPILOG)
     resume.add_argument("run_dir", metavar="RUN_DIR")
-    resume.add_argument("--gpus", metavar="IDS", help="physical GPUs to use (may differ from the "
-                        "first run)")
+    resume.add_argument(
+        "--gpus", metavar="IDS", help="physical GPUs to use (may differ from the first run)"
+    )
     resume.add_argument("--allow-cpu", action="store_true")
-    resume.add_argument("--num-samples", type=int, metavar="N",
-                        help="grow search.num_samples to N; only the extra trials run "
-                             "(in RUN_DIR/tune-ext-K/)")
-    resume.add_argument("--max-concurrent", type=int, metavar="N",
-                        help="change search.max_concurrent for this resume")
+    resume.add_argument(
+        "--num-samples",
+        type=int,
+        metavar="N",
+        help="grow search.num_samples to N; only the extra trials run (in RUN_DIR/tune-ext-K/)",
+    )
+    resume.add_argument(
+        "--max-concurrent",
+        type=int,
+        metavar="N",
+        help="change search.max_concurrent for this resume",
+    )
     resume.add_argument("--address", metavar="ADDR", help="join an existing Ray cluster")
-    resume.add_argument("--retry-errored", action="store_true",
-                        help="rerun errored trials from their last checkpoint (default: keep "
-                             "them as errored)")
-    resume.add_argument("--dry-run", action="store_true",
-                        help="check the run directory and print what would run; change nothing")
+    resume.add_argument(
+        "--retry-errored",
+        action="store_true",
+        help="rerun errored trials from their last checkpoint (default: keep them as errored)",
+    )
+    resume.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the run directory and print what would run; change nothing",
+    )
     resume.set_defaults(func=_cmd_resume)
 
     repro = sub.add_parser("repro", help="rerun a recorded trial and compare its metric")
@@ -210,8 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     best = sub.add_parser("best", help="print the best trial(s) of a run")
     best.add_argument("run_dir", metavar="RUN_DIR")
     best.add_argument("--top", type=int, default=1, metavar="K", help="show the K best trials")
-    best.add_argument("--export", metavar="FILE",
-                      help="also write the best config as JSON to FILE")
+    best.add_argument("--export", metavar="FILE", help="also write the best config as JSON to FILE")
     best.set_defaults(func=_cmd_best)
 
     gpus = sub.add_parser("gpus", help="GPU inventory through NVML")
