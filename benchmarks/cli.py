@@ -1,0 +1,92 @@
+"""The command line every benchmark module shares (``python -m benchmarks.<name>``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common import BENCHMARKS_MD, RESULTS_DIR, bench_command, log, meta, write_result
+
+RunFunc = Callable[..., dict[str, Any]]
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    """Flags common to every benchmark and to the runner."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--quick", action="store_true", help="CI-sized: fewer trials, one repeat")
+    p.add_argument("--repeats", type=int, default=None, help="override the number of repeats")
+    p.add_argument("--trials", type=int, default=None, help="override the number of trials")
+    p.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="where JSON goes")
+    p.add_argument(
+        "--no-md",
+        action="store_true",
+        help="do not update BENCHMARKS.md (--quick never updates it)",
+    )
+    p.add_argument(
+        "--proposed",
+        action="store_true",
+        help="also run raysweep with the changes proposed for its src (benchmarks.prototypes)",
+    )
+    p.add_argument("--markdown", type=Path, default=BENCHMARKS_MD, help=argparse.SUPPRESS)
+    return p
+
+
+def enable_proposed(args: argparse.Namespace) -> None:
+    """Make ``--proposed`` visible to the benchmark modules."""
+    if args.proposed:
+        from benchmarks.launch import PROPOSED_ENV
+
+        os.environ[PROPOSED_ENV] = "1"
+
+
+def run_one(
+    name: str,
+    run: RunFunc,
+    *,
+    quick: bool,
+    repeats: int | None,
+    results_dir: Path,
+    trials: int | None = None,
+    extra_args: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Run one benchmark, stamp it with date/machine/versions/command and write its JSON."""
+    extra = [*extra_args]
+    from benchmarks.launch import proposed_enabled
+
+    if proposed_enabled():
+        extra.append("--proposed")
+    if repeats:
+        extra += ["--repeats", str(repeats)]
+    if trials:
+        extra += ["--trials", str(trials)]
+    stamp = meta(bench_command(name, quick, extra))  # load average before the run
+    result = run(quick=quick, repeats=repeats, trials=trials)
+    result = {"benchmark": name, "quick": quick, **stamp, **result}
+    path = write_result(results_dir, name, quick, result)
+    log(f"{name}: wrote {path}")
+    return result
+
+
+def bench_main(name: str, description: str, run: RunFunc, argv: Sequence[str] | None) -> int:
+    """``main`` of a benchmark module: run it, write JSON, update BENCHMARKS.md."""
+    args = parser(description).parse_args(argv)
+    enable_proposed(args)
+    result = run_one(
+        name,
+        run,
+        quick=args.quick,
+        repeats=args.repeats,
+        results_dir=args.results_dir,
+        trials=args.trials,
+    )
+    if not args.quick and not args.no_md:
+        from benchmarks.markdown import update_markdown
+
+        update_markdown(args.markdown, [result])
+    from benchmarks.markdown import render_summary
+
+    print(render_summary(result))
+    return 0

@@ -1,0 +1,201 @@
+"""4. Early stopping pays: ASHA and Hyperband vs random search with the full budget.
+
+A real dataset (scikit-learn's breast_cancer) and the built-in ``lightgbm``
+trainable (a user SGD trainable when the built-in is not there). Random search
+runs N trials to the end; ASHA and Hyperband get 3N trials from the same seeded
+sampler (their first N configurations are random search's); Hyperband runs
+twice, as configured by default and with ``search.max_concurrent`` = its trial
+count (``hyperband_unlimited``, see the note in the result). Compute is
+training iterations (one boosting round each). The figure: iterations a
+scheduler spent until its best trial was within 0.5% of random search's best,
+over random search's total; trials are counted in the order they ended.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common import log, ratio, summarize, target
+from benchmarks.launch import Launch, launch_sweep, workdir
+
+NAME = "early_stopping"
+TITLE = "Early stopping pays"
+TOLERANCE = 0.005
+METHODS = ("random", "asha", "hyperband", "hyperband_unlimited")
+SCHEDULED = METHODS[1:]
+
+
+def trainable_setup(max_t: int) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """(trainable, trainable_args, space): built-in lightgbm when present, else SGD."""
+    if importlib.util.find_spec("raysweep.trainables.gbm") is not None:
+        args = {"dataset": "breast_cancer", "num_boost_round": max_t, "report_every": 1}
+        space: dict[str, Any] = {
+            "learning_rate": {"type": "loguniform", "low": 0.005, "high": 0.3},
+            "num_leaves": {"type": "int", "low": 4, "high": 64, "log": True},
+            "feature_fraction": {"type": "uniform", "low": 0.5, "high": 1.0},
+            "min_child_samples": {"type": "int", "low": 5, "high": 50, "step": 5},
+            "lambda_l2": {"type": "loguniform", "low": 1e-3, "high": 10.0},
+            "objective": "binary",
+        }
+        return "lightgbm", args, space
+    space = {
+        "alpha": {"type": "loguniform", "low": 1e-6, "high": 1e-1},
+        "eta0": {"type": "loguniform", "low": 1e-5, "high": 1e-1},
+        "epochs": max_t,
+    }
+    return "benchmarks.trainables:sgd_breast_cancer", {}, space
+
+
+def sweep_config(method: str, samples: int, max_t: int, seed: int) -> dict[str, Any]:
+    """The sweep.json of one method (random: FIFO to the end)."""
+    trainable, args, space = trainable_setup(max_t)
+    scheduler: dict[str, Any] = {"type": "fifo"}
+    if method == "asha":
+        scheduler = {"type": "asha", "max_t": max_t, "grace_period": 1, "reduction_factor": 3}
+    elif method.startswith("hyperband"):
+        scheduler = {"type": "hyperband", "max_t": max_t, "reduction_factor": 3}
+    search: dict[str, Any] = {"algorithm": "random", "num_samples": samples}
+    if method == "hyperband_unlimited":
+        # Synchronous Hyperband pauses trials until their bracket fills; paused
+        # trials count against search.max_concurrent (default: the free slots),
+        # which then stops new trials from joining the bracket.
+        search["max_concurrent"] = samples
+    return {
+        "name": f"{NAME}-{method}",
+        "trainable": trainable,
+        "trainable_args": args,
+        "metric": "val_loss",
+        "mode": "min",
+        "space": space,
+        "search": search,
+        "scheduler": scheduler,
+        "resources": {"cpus_per_trial": 1},
+        "seed": seed,
+        # Hyperband pauses trials and resumes them from their checkpoints.
+        "checkpoint": {"frequency": 1 if method.startswith("hyperband") else 0, "num_to_keep": 1},
+    }
+
+
+def read_trials(run_dir: Path) -> list[dict[str, Any]]:
+    """results.json's trials, each with its end time (epoch s) from trials.jsonl."""
+    trials = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))["trials"]
+    ends: dict[str, float] = {}
+    events = run_dir / "trials.jsonl"
+    for line in events.read_text(encoding="utf-8").splitlines() if events.is_file() else []:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if event.get("event") in ("ended", "errored"):
+            ends[event["trial_id"]] = float(event["t"])
+    for trial in trials:
+        trial["end_t"] = ends.get(trial["trial_id"], float("inf"))
+    return list(trials)
+
+
+def compute_to_reach(trials: list[dict[str, Any]], threshold: float) -> float | None:
+    """Iterations of the trials ended until one's best metric is <= threshold (None: never)."""
+    spent = 0.0
+    for trial in sorted(trials, key=lambda t: t["end_t"]):
+        spent += trial.get("iterations") or 0
+        best = trial.get("best_metric")
+        if best is not None and best <= threshold:
+            return spent
+    return None
+
+
+def analyse(trials: list[dict[str, Any]], threshold: float | None) -> dict[str, Any]:
+    """Best metric, total iterations and iterations to the threshold of one run."""
+    bests = [t["best_metric"] for t in trials if t.get("best_metric") is not None]
+    out: dict[str, Any] = {
+        "trials": len(trials),
+        "best": min(bests) if bests else None,
+        "compute": float(sum(t.get("iterations") or 0 for t in trials)),
+    }
+    out["compute_to_target"] = None if threshold is None else compute_to_reach(trials, threshold)
+    return out
+
+
+def run(
+    quick: bool = False, repeats: int | None = None, trials: int | None = None
+) -> dict[str, Any]:
+    """For each seed: random, ASHA, Hyperband; compare compute to random's best."""
+    samples, max_t = (8, 27) if quick else (30, 81)
+    samples = trials or samples
+    seeds = list(range(1, 1 + (repeats or (1 if quick else 3))))
+    per_seed: list[dict[str, Any]] = []
+    launches: list[Launch] = []
+    for seed in seeds:
+        log(f"{NAME}: seed {seed}")
+        row: dict[str, Any] = {"seed": seed}
+        threshold: float | None = None
+        for method in METHODS:
+            n = samples if method == "random" else 3 * samples
+            with workdir(NAME) as tmp:
+                launch = launch_sweep(method, sweep_config(method, n, max_t, seed), tmp)
+                launches.append(launch)
+                ok = launch.returncode == 0
+                records = read_trials(Path(launch.run_dir or "")) if ok else []
+            row[method] = analyse(records, threshold)
+            row[method]["fit_s"] = launch.fit_s
+            if method == "random" and row[method]["best"] is not None:
+                threshold = row[method]["best"] * (1 + TOLERANCE)
+                row[method]["compute_to_target"] = compute_to_reach(records, threshold)
+        base = row["random"]["compute"]
+        for method in METHODS:
+            row[method]["compute_fraction"] = ratio(row[method]["compute_to_target"], base)
+        per_seed.append(row)
+    variants: dict[str, dict[str, Any]] = {
+        method: {
+            "runs": len(per_seed),
+            "best": summarize(r[method]["best"] for r in per_seed),
+            "compute": summarize(r[method]["compute"] for r in per_seed),
+            "compute_to_target": summarize(r[method]["compute_to_target"] for r in per_seed),
+            "compute_fraction": summarize(r[method]["compute_fraction"] for r in per_seed),
+            "reached_fraction": summarize(
+                [sum(r[method]["compute_to_target"] is not None for r in per_seed) / len(per_seed)]
+            ),
+            "fit_s": summarize(r[method]["fit_s"] for r in per_seed),
+        }
+        for method in METHODS
+    }
+    targets = [
+        target(f"{m}: compute to within 0.5% of random's best / random's compute",
+               variants[m]["compute_fraction"]["median"], "<=", 0.25)
+        for m in SCHEDULED
+    ]  # fmt: skip
+    return {
+        "title": TITLE,
+        "params": {"trainable": trainable_setup(max_t)[0], "dataset": "breast_cancer",
+                   "random_trials": samples, "scheduler_trials": 3 * samples,
+                   "max_t": max_t, "seeds": seeds, "tolerance": TOLERANCE},
+        "variants": variants,
+        "figures": {},
+        "targets": targets,
+        "per_seed": per_seed,
+        "notes": [
+            "`hyperband` runs with raysweep's default `search.max_concurrent` (the free "
+            "slots): synchronous Hyperband pauses trials until their bracket fills, the "
+            "paused trials hold the concurrency limit, no new trial joins the bracket and "
+            "no trial is ever stopped. `hyperband_unlimited` sets `search.max_concurrent` "
+            "to the number of trials (what runner/searchalg.py should default to for "
+            "Hyperband).",
+        ],
+        "runs": [x.to_json() for x in launches],
+    }  # fmt: skip
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m benchmarks.early_stopping [--quick] [--repeats SEEDS]``."""
+    from benchmarks.cli import bench_main
+
+    return bench_main(NAME, __doc__.splitlines()[0], run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""7. GPU packing: fractional trials (0.25 GPU each) vs one trial per GPU.
+
+The built-in ``torch_mlp`` on ``digits``, the same seeded trials twice: with
+``gpus_per_trial`` 0.25 (four trials share a GPU) and 1.0. Reports wall time,
+trials per second and the GPU utilisation raysweep's own monitor sampled during
+the sweep (``resource_usage.json``). Needs an NVIDIA GPU; elsewhere it writes a
+result that says it was skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common import gpu_names, log, ratio, summarize
+from benchmarks.launch import Launch, launch_sweep, workdir
+
+NAME = "gpu"
+TITLE = "GPU packing"
+FRACTIONS = (0.25, 1.0)
+
+
+def sweep_config(gpus_per_trial: float, trials: int, epochs: int) -> dict[str, Any]:
+    """torch_mlp on digits with ``gpus_per_trial``; enough CPUs for four trials per GPU."""
+    return {
+        "name": f"{NAME}-{gpus_per_trial:g}",
+        "trainable": "torch_mlp",
+        "trainable_args": {"dataset": "digits", "epochs": epochs},
+        "metric": "val_loss",
+        "mode": "min",
+        "space": {
+            "lr": {"type": "loguniform", "low": 3e-4, "high": 3e-2},
+            "hidden_size": {"type": "choice", "values": [256, 512, 1024]},
+            "num_layers": {"type": "int", "low": 2, "high": 4},
+            "batch_size": 64,
+        },
+        "search": {"algorithm": "random", "num_samples": trials},
+        "resources": {"cpus_per_trial": 1, "gpus_per_trial": gpus_per_trial},
+        "seed": 7,
+        "checkpoint": {"frequency": 0},
+    }
+
+
+def gpu_utilisation(run_dir: Path) -> float | None:
+    """Mean utilisation over the sweep's GPUs from resource_usage.json's summary."""
+    path = run_dir / "resource_usage.json"
+    if not path.is_file():
+        return None
+    gpus = json.loads(path.read_text(encoding="utf-8")).get("summary", {}).get("gpus") or []
+    means = [g["util_pct_mean"] for g in gpus if g.get("util_pct_mean") is not None]
+    return sum(means) / len(means) if means else None
+
+
+def run(
+    quick: bool = False, repeats: int | None = None, trials: int | None = None
+) -> dict[str, Any]:
+    """Both packings, interleaved; skipped with a note when there is no NVIDIA GPU."""
+    gpus = gpu_names()
+    trials, epochs = (trials or (8 if quick else 32)), (3 if quick else 10)
+    params = {"trials": trials, "epochs": epochs, "gpus": gpus, "fractions": list(FRACTIONS)}
+    if not gpus:
+        return {
+            "title": TITLE,
+            "skipped": "no NVIDIA GPU on this machine (nvidia-smi found none); run "
+            "`python -m benchmarks.gpu` on a GPU host to fill this in",
+            "params": params,
+            "variants": {},
+            "targets": [],
+        }
+    reps = repeats or (1 if quick else 3)
+    runs: dict[str, list[tuple[Launch, float | None]]] = {f"{f:g} GPU": [] for f in FRACTIONS}
+    for rep in range(reps):
+        log(f"{NAME}: repeat {rep + 1}/{reps}")
+        for fraction in FRACTIONS:
+            with workdir(NAME) as tmp:
+                launch = launch_sweep(
+                    f"{fraction:g} GPU",
+                    sweep_config(fraction, trials, epochs),
+                    tmp,
+                    args=["--gpus", "all"],
+                )
+                ok = launch.returncode == 0
+                util = gpu_utilisation(Path(launch.run_dir or "")) if ok else None
+            runs[f"{fraction:g} GPU"].append((launch, util))
+    variants: dict[str, dict[str, Any]] = {
+        name: {
+            "runs": len(items),
+            "fit_s": summarize(x.fit_s for x, _ in items if not x.returncode),
+            "fit_trials_per_s": summarize(
+                ratio(trials, x.fit_s) for x, _ in items if not x.returncode
+            ),
+            "gpu_util_mean": summarize(u for _, u in items),
+        }
+        for name, items in runs.items()
+    }
+    packed, whole = variants["0.25 GPU"], variants["1 GPU"]
+    speedup = ratio(packed["fit_trials_per_s"]["median"], whole["fit_trials_per_s"]["median"])
+    return {
+        "title": TITLE,
+        "params": params,
+        "variants": variants,
+        "figures": {"packed_speedup": summarize([speedup])},
+        "targets": [],
+        "runs": {k: [x.to_json() for x, _ in v] for k, v in runs.items()},
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m benchmarks.gpu [--quick] [--repeats N]``."""
+    from benchmarks.cli import bench_main
+
+    return bench_main(NAME, __doc__.splitlines()[0], run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

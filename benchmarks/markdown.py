@@ -1,0 +1,201 @@
+"""Render benchmark results as Markdown and splice them into BENCHMARKS.md.
+
+Each benchmark owns the text between ``<!-- bench:NAME:start -->`` and
+``<!-- bench:NAME:end -->``; everything else in the file (hand-written analysis,
+other people's sections) is left as it is.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+EN_DASH = "\u2013"
+# metric key -> (column label, format)
+LABELS: dict[str, tuple[str, str]] = {
+    "fit_trials_per_s": ("fit trials/s", ".1f"),
+    "process_trials_per_s": ("process trials/s", ".2f"),
+    "steady_trials_per_s": ("steady trials/s", ".1f"),
+    "fit_s": ("fit s", ".1f"),
+    "process_s": ("process s", ".1f"),
+    "ray_init_s": ("ray.init s", ".1f"),
+    "startup_s": ("start→fit s", ".1f"),
+    "teardown_s": ("fit→exit s", ".1f"),
+    "first_trial_s": ("start→first trial s", ".1f"),
+    "driver_peak_rss_mb": ("driver peak RSS MB", ".0f"),
+    "fit_efficiency": ("efficiency (fit)", ".3f"),
+    "process_efficiency": ("efficiency (process)", ".3f"),
+    "fit_over_ideal": ("fit / ideal", ".3f"),
+    "first_throughput": ("first-window trials/s", ".1f"),
+    "last_throughput": ("last-window trials/s", ".1f"),
+    "throughput_ratio": ("last/first", ".2f"),
+    "best": ("best", ".5g"),
+    "compute": ("iterations (total)", ".0f"),
+    "compute_to_target": ("iterations to target", ".0f"),
+    "compute_fraction": ("compute / random's", ".3f"),
+    "trials_to_target": ("trials to random's best", ".1f"),
+    "reached_fraction": ("reached random's best", ".2f"),
+    "gpu_util_mean": ("GPU util %", ".0f"),
+    "results_per_s": ("results/s", ".0f"),
+}
+
+
+def fmt_summary(summary: Any, fmt: str = ".3g") -> str:
+    """``median (min-max)`` with an en dash; the value alone for one sample; ``—`` if missing."""
+    if not isinstance(summary, dict):
+        return "—" if summary is None else format(summary, fmt)
+    if summary.get("median") is None:
+        return "—"
+    median = format(summary["median"], fmt)
+    if summary.get("n", 1) <= 1 or summary["min"] == summary["max"]:
+        return median
+    return f"{median} ({format(summary['min'], fmt)}{EN_DASH}{format(summary['max'], fmt)})"
+
+
+def _label(key: str) -> tuple[str, str]:
+    return LABELS.get(key, (key.replace("_", " "), ".3g"))
+
+
+def _variant_table(variants: dict[str, dict[str, Any]]) -> list[str]:
+    keys: list[str] = []
+    for metrics in variants.values():
+        for key, value in metrics.items():
+            if isinstance(value, dict) and "median" in value and key not in keys:
+                keys.append(key)
+    keys = [k for k in keys if any(v.get(k, {}).get("n") for v in variants.values())]
+    if not keys:
+        return []
+    lines = ["| variant | runs | " + " | ".join(_label(k)[0] for k in keys) + " |"]
+    lines.append("|---" * (len(keys) + 2) + "|")
+    for name, metrics in variants.items():
+        runs = metrics.get("runs", "")
+        cells = [fmt_summary(metrics.get(k), _label(k)[1]) for k in keys]
+        lines.append(f"| {name} | {runs} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _targets(targets: list[dict[str, Any]]) -> list[str]:
+    if not targets:
+        return []
+    lines = ["| target | measured (median) | goal | met |", "|---|---|---|---|"]
+    for t in targets:
+        value = "—" if t["value"] is None else f"{t['value']:.3g}{t['unit']}"
+        met = {True: "yes", False: "**no**", None: "not measured"}[t["met"]]
+        lines.append(f"| {t['name']} | {value} | {t['op']} {t['bound']:g}{t['unit']} | {met} |")
+    return lines
+
+
+def header_line(result: dict[str, Any]) -> str:
+    """One line: when, where, with what, and the command that reproduces it."""
+    m, v = result.get("machine", {}), result.get("versions", {})
+    gpus = ", ".join(m.get("gpus") or []) or "no GPU"
+    return (
+        f"_{result.get('date')} · {m.get('cpu')} · {m.get('logical_cpus')} CPUs · "
+        f"{m.get('memory_gb')} GB · {gpus} · load {m.get('load_avg_1m')} before the run · "
+        f"python {v.get('python')}, ray {v.get('ray')}, raysweep {v.get('raysweep')}, "
+        f"optuna {v.get('optuna')}, hyperopt {v.get('hyperopt')}, lightgbm {v.get('lightgbm')}_  \n"
+        f"Reproduce: `{result.get('command')}`"
+    )
+
+
+def render_section(result: dict[str, Any]) -> str:
+    """The Markdown of one benchmark result (figures as median (min-max) over repeats)."""
+    name = result["benchmark"]
+    lines = [f"<!-- bench:{name}:start -->", f"### {result.get('title', name)}", ""]
+    lines += [header_line(result), ""]
+    if result.get("skipped"):
+        lines += [f"Skipped: {result['skipped']}", ""]
+    params = result.get("params") or {}
+    if params:
+        lines += ["Parameters: " + ", ".join(f"{k} = {v}" for k, v in params.items()), ""]
+    table = _variant_table(result.get("variants") or {})
+    if table:
+        lines += [*table, ""]
+    figures = result.get("figures") or {}
+    if figures:
+        for key, summary in figures.items():
+            lines.append(f"- {key.replace('_', ' ')}: {fmt_summary(summary, '.3g')}")
+        lines.append("")
+    targets = _targets(result.get("targets") or [])
+    if targets:
+        lines += [*targets, ""]
+    for note in result.get("notes") or []:
+        lines.append(f"> {note}")
+    if result.get("notes"):
+        lines.append("")
+    lines.append(f"<!-- bench:{name}:end -->")
+    return "\n".join(lines)
+
+
+def render_summary(result: dict[str, Any]) -> str:
+    """A plain-text summary for the terminal."""
+    out = [f"== {result.get('title', result['benchmark'])} =="]
+    if result.get("skipped"):
+        out.append(f"skipped: {result['skipped']}")
+    for name, metrics in (result.get("variants") or {}).items():
+        cells = [
+            f"{_label(k)[0]}={fmt_summary(v, _label(k)[1])}"
+            for k, v in metrics.items()
+            if isinstance(v, dict) and v.get("n")
+        ]
+        out.append(f"  {name}: " + ", ".join(cells))
+    for key, summary in (result.get("figures") or {}).items():
+        out.append(f"  {key}: {fmt_summary(summary)}")
+    for t in result.get("targets") or []:
+        met = {True: "met", False: "MISSED", None: "not measured"}[t["met"]]
+        value = "-" if t["value"] is None else f"{t['value']:.3g}"
+        out.append(f"  target {t['name']}: {value} {t['op']} {t['bound']:g} -> {met}")
+    return "\n".join(out)
+
+
+def update_markdown(path: Path, results: list[dict[str, Any]]) -> None:
+    """Replace each result's marked section in ``path`` (appending sections not there yet)."""
+    text = path.read_text(encoding="utf-8") if path.is_file() else "# raysweep benchmarks\n"
+    for result in results:
+        name = result["benchmark"]
+        section = render_section(result)
+        pattern = re.compile(
+            rf"<!-- bench:{re.escape(name)}:start -->.*?<!-- bench:{re.escape(name)}:end -->",
+            re.DOTALL,
+        )
+        if pattern.search(text):
+            text = pattern.sub(lambda _m, s=section: s, text, count=1)  # type: ignore[misc]
+        else:
+            text = text.rstrip("\n") + "\n\n" + section + "\n"
+    path.write_text(text, encoding="utf-8")
+
+
+def render_targets(results: list[dict[str, Any]]) -> str:
+    """The targets of every benchmark in one table (the summary at the top of the file)."""
+    lines = [
+        "<!-- bench:targets:start -->",
+        "| benchmark | target | measured (median) | goal | met | taken |",
+        "|---|---|---|---|---|---|",
+    ]
+    for result in results:
+        title = result.get("title", result["benchmark"])
+        if result.get("skipped"):
+            lines.append(f"| {title} | — | skipped | — | — | {result.get('date')} |")
+        for t in result.get("targets") or []:
+            value = "—" if t["value"] is None else f"{t['value']:.3g}{t['unit']}"
+            met = {True: "yes", False: "**no**", None: "not measured"}[t["met"]]
+            lines.append(
+                f"| {title} | {t['name']} | {value} | {t['op']} {t['bound']:g}{t['unit']} "
+                f"| {met} | {result.get('date')} |"
+            )
+    lines.append("<!-- bench:targets:end -->")
+    return "\n".join(lines)
+
+
+def update_targets(path: Path, results: list[dict[str, Any]]) -> None:
+    """Replace (or add, after the title) the targets summary in ``path``."""
+    text = path.read_text(encoding="utf-8") if path.is_file() else "# raysweep benchmarks\n"
+    table = render_targets(results)
+    pattern = re.compile(r"<!-- bench:targets:start -->.*?<!-- bench:targets:end -->", re.DOTALL)
+    if pattern.search(text):
+        text = pattern.sub(lambda _m: table, text, count=1)
+    else:
+        head, sep, rest = text.partition("\n")
+        text = f"{head}{sep}\n{table}\n{rest}"
+    path.write_text(text, encoding="utf-8")

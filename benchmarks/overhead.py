@@ -1,0 +1,160 @@
+"""1. Scheduling overhead: no-op trials on 2 slots, ``sweep run`` vs raw Ray Tune.
+
+Trials per second over ``Tuner.fit()`` and over the whole process, for
+raysweep, raw Ray Tune with default settings and raw Ray Tune with
+``reuse_actors=True``. Every run also yields the time to the first trial's body.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from benchmarks.common import log, ratio, summarize, target
+from benchmarks.launch import (
+    PROPOSED,
+    Launch,
+    launch_raw,
+    launch_sweep,
+    proposed_enabled,
+    proposed_kwargs,
+    workdir,
+)
+
+NAME = "overhead"
+TITLE = "Scheduling overhead"
+TRAINABLE = "benchmarks.trainables:noop"
+SLOTS = 2
+
+
+def noop_config(name: str, trials: int, seed: int = 1) -> dict[str, Any]:
+    """A sweep.json of ``trials`` no-op trials, one CPU each."""
+    return {
+        "name": name,
+        "trainable": TRAINABLE,
+        "metric": "loss",
+        "mode": "min",
+        "space": {"x": {"type": "uniform", "low": 0.0, "high": 1.0}},
+        "search": {"algorithm": "random", "num_samples": trials},
+        "resources": {"cpus_per_trial": 1},
+        "seed": seed,
+    }
+
+
+def run_sweep_noop(trials: int, variant: str = "raysweep", **kwargs: Any) -> Launch:
+    """One ``sweep run`` of ``trials`` no-op trials in a temp dir."""
+    with workdir(NAME) as tmp:
+        return launch_sweep(variant, noop_config(NAME, trials), tmp, **kwargs)
+
+
+def run_raw_noop(trials: int, reuse_actors: bool) -> Launch:
+    """One raw Ray Tune script of ``trials`` no-op trials."""
+    variant = "raw_tuned" if reuse_actors else "raw_default"
+    with workdir(NAME) as tmp:
+        return launch_raw(variant, TRAINABLE, trials, tmp, cpus=SLOTS, reuse_actors=reuse_actors)
+
+
+def launch_metrics(launches: Sequence[Launch], trials: int) -> dict[str, Any]:
+    """Median/min/max of the per-run figures of one variant."""
+    ok = [x for x in launches if x.returncode == 0]
+    return {
+        "trials": trials,
+        "runs": len(launches),
+        "failed_runs": len(launches) - len(ok),
+        "fit_trials_per_s": summarize(ratio(trials, x.fit_s) for x in ok),
+        "process_trials_per_s": summarize(ratio(trials, x.process_s) for x in ok),
+        "steady_trials_per_s": summarize(x.extra.get("steady_trials_per_s") for x in ok),
+        "fit_s": summarize(x.fit_s for x in ok),
+        "process_s": summarize(x.process_s for x in ok),
+        "ray_init_s": summarize(x.ray_init_s for x in ok),
+        "startup_s": summarize(x.startup_s for x in ok),
+        "teardown_s": summarize(x.teardown_s for x in ok),
+        "first_trial_s": summarize(x.first_trial_s for x in ok),
+        "driver_peak_rss_mb": summarize(x.driver_peak_rss_mb for x in ok),
+    }
+
+
+def speedups(ours: dict[str, Any], base: dict[str, Any], key: str) -> dict[str, Any]:
+    """Each of our repeats over the baseline's median, summarised."""
+    base_median = base[key]["median"]
+    return summarize(ratio(v, base_median) for v in ours[key]["values"])
+
+
+def sizes(quick: bool, repeats: int | None, trials: int | None) -> tuple[int, int, int, int]:
+    """(trials, trials for raw defaults, repeats, repeats for raw defaults)."""
+    if quick:
+        n = trials or 40
+        return n, min(n, 8), repeats or 1, 1
+    n = trials or 200
+    return n, n, repeats or 3, 1
+
+
+def comparisons(variants: dict[str, dict[str, Any]], ours: str) -> dict[str, Any]:
+    """Speed-ups of variant ``ours`` over the raw Ray Tune variants."""
+    out = {}
+    for base in ("tuned", "default"):
+        for kind in ("fit", "process"):
+            out[f"{kind}_speedup_vs_{base}"] = speedups(
+                variants[ours], variants[f"raw_{base}"], f"{kind}_trials_per_s"
+            )
+    return out
+
+
+def overhead_targets(figures: dict[str, Any], label: str = "") -> list[dict[str, Any]]:
+    """The issue's targets on fit and on whole-process trials/s."""
+    out = []
+    for kind in ("fit", "process"):
+        for base, name, bound in (("tuned", "reuse_actors=True", 1.2), ("default", "defaults", 20)):
+            value = figures[f"{kind}_speedup_vs_{base}"]["median"]
+            out.append(
+                target(f"{kind} trials/s vs raw Ray Tune, {name}{label}", value, ">=", bound, "x")
+            )
+    return out
+
+
+def run(
+    quick: bool = False, repeats: int | None = None, trials: int | None = None
+) -> dict[str, Any]:
+    """Run all variants, interleaved repeat by repeat, and compare them."""
+    trials, default_trials, reps, default_reps = sizes(quick, repeats, trials)
+    names = ["raysweep", *([PROPOSED] if proposed_enabled() else []), "raw_tuned", "raw_default"]
+    runs: dict[str, list[Launch]] = {name: [] for name in names}
+    for rep in range(reps):
+        log(f"{NAME}: repeat {rep + 1}/{reps}")
+        runs["raysweep"].append(run_sweep_noop(trials))
+        if PROPOSED in runs:
+            runs[PROPOSED].append(run_sweep_noop(trials, PROPOSED, **proposed_kwargs(trials)))
+        runs["raw_tuned"].append(run_raw_noop(trials, reuse_actors=True))
+        if rep < default_reps:
+            runs["raw_default"].append(run_raw_noop(default_trials, reuse_actors=False))
+    variants = {
+        name: launch_metrics(launches, default_trials if name == "raw_default" else trials)
+        for name, launches in runs.items()
+    }
+    figures = comparisons(variants, "raysweep")
+    targets = overhead_targets(figures)
+    if PROPOSED in variants:
+        proposed = comparisons(variants, PROPOSED)
+        figures.update({f"{k} ({PROPOSED})": v for k, v in proposed.items()})
+        targets += overhead_targets(proposed, f" ({PROPOSED})")
+    return {
+        "title": TITLE,
+        "params": {"trials": trials, "raw_default_trials": default_trials, "slots": SLOTS,
+                   "repeats": reps, "raw_default_repeats": default_reps},
+        "variants": variants,
+        "figures": figures,
+        "targets": targets,
+        "runs": {k: [x.to_json() for x in v] for k, v in runs.items()},
+    }  # fmt: skip
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m benchmarks.overhead [--quick] [--repeats N]``."""
+    from benchmarks.cli import bench_main
+
+    return bench_main(NAME, __doc__.splitlines()[0], run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+"""``sweep`` with timings: the console script's own ``main``, plus clocks around its stages.
+
+    python -m benchmarks.probe --timings t.json [--patch NAME ...] run --config sweep.json ...
+
+Same process, same code path as the ``sweep`` console script (which is
+``raysweep.cli:main``); it only wraps ``ray.init`` and ``ray.tune.Tuner.fit`` to
+time them (importing Ray Tune up front, after raysweep's Ray env defaults, as
+raysweep does) and records the driver's peak RSS at exit.
+``--patch`` applies a driver-side prototype from ``benchmarks.prototypes`` (a
+change proposed for raysweep, measured before it lands).
+"""
+
+from __future__ import annotations
+
+import time
+
+STARTED = time.time()
+
+import atexit  # noqa: E402
+import json  # noqa: E402
+import resource  # noqa: E402
+import sys  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from typing import Any  # noqa: E402
+
+_timings: dict[str, Any] = {"started": STARTED}
+
+
+def _timed(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        _timings[f"{name}_start"] = time.time()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            _timings[f"{name}_end"] = time.time()
+
+    return wrapper
+
+
+def _write(path: str) -> None:
+    _timings["exit"] = time.time()
+    _timings["driver_maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(_timings, fh)
+
+
+def main(argv: list[str]) -> int:
+    """Parse the probe's own flags, then hand the rest to ``raysweep.cli.main``."""
+    timings_path: str | None = None
+    patches: list[str] = []
+    while argv and argv[0].startswith("--"):
+        flag, value, argv = argv[0], argv[1], argv[2:]
+        if flag == "--timings":
+            timings_path = value
+        elif flag == "--patch":
+            patches.append(value)
+        else:
+            raise SystemExit(f"probe: unknown flag {flag}")
+    if timings_path:
+        atexit.register(_write, timings_path)
+    # raysweep's promise: its Ray env defaults are set before Ray Tune is imported.
+    from raysweep.runner.tuning import apply_ray_env_defaults
+
+    apply_ray_env_defaults()
+    import ray
+    from ray import tune
+
+    if patches:
+        from benchmarks.prototypes import apply_patches
+
+        apply_patches(patches)
+    _timings["imported"] = time.time()
+    ray.init = _timed("ray", ray.init)
+    tune.Tuner.fit = _timed("fit", tune.Tuner.fit)  # type: ignore[method-assign]
+    _timings["patches"] = patches
+    from raysweep.cli import main as sweep_main
+
+    return int(sweep_main(argv) or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
