@@ -19,8 +19,14 @@ import raysweep
 
 
 def probe(config: dict[str, Any]) -> None:
-    """Hold the trial's resources for ``hold_s`` seconds, then report what it saw."""
+    """Hold the trial's resources for ``hold_s`` seconds, then report what it saw.
+
+    With ``barrier_dir`` and ``barrier_count``, each trial first waits (up to
+    ``barrier_timeout_s``) until that many trials have started, which shows how
+    many trials really run side by side however slowly workers start.
+    """
     started = time.time()
+    _wait_for_peers(config)
     time.sleep(float(config.get("hold_s", 0.5)))
     ctx = raysweep.trial_context()
     tune.report(
@@ -33,3 +39,15 @@ def probe(config: dict[str, Any]) -> None:
             "ended": time.time(),
         }
     )
+
+
+def _wait_for_peers(config: dict[str, Any]) -> None:
+    directory = config.get("barrier_dir")
+    if not directory:
+        return
+    os.makedirs(directory, exist_ok=True)
+    marker = os.path.join(directory, f"{os.getpid()}-{time.time_ns()}")
+    open(marker, "w").close()
+    deadline = time.time() + float(config.get("barrier_timeout_s", 60.0))
+    while len(os.listdir(directory)) < int(config["barrier_count"]) and time.time() < deadline:
+        time.sleep(0.05)

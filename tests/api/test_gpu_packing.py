@@ -1,8 +1,8 @@
 """GPU packing through the real pipeline, on Ray's logical GPUs (no NVIDIA GPU needed).
 
 A subprocess starts Ray with logical CPUs and GPUs and runs a sweep into it as onto
-an existing cluster (the GPUs are the cluster's). Trials hold their slot for a few
-seconds so every worker has started before the first one ends.
+an existing cluster (the GPUs are the cluster's). Trials wait at a barrier until
+the expected number run at once, so slow worker start-up cannot hide a packing.
 """
 
 from __future__ import annotations
@@ -31,14 +31,20 @@ sys.exit(code)
 
 
 def run_packed(
-    tmp_path: Path, gpus_per_trial: float, trials: int, cpus: int, gpus: int, hold_s: float
+    tmp_path: Path, gpus_per_trial: float, trials: int, cpus: int, gpus: int, slots: int
 ) -> list[dict[str, Any]]:
+    """Run ``trials`` probes; the first ``slots`` wait for each other before holding 1 s."""
     config = {
         "name": f"pack-{gpus_per_trial}",
         "trainable": "examples.device_probe:probe",
         "metric": "loss",
         "mode": "min",
-        "space": {"x": {"type": "uniform", "low": 0, "high": 1}, "hold_s": hold_s},
+        "space": {
+            "x": {"type": "uniform", "low": 0, "high": 1},
+            "hold_s": 1.0,
+            "barrier_dir": str(tmp_path / "barrier"),
+            "barrier_count": slots,
+        },
         "search": {"algorithm": "random", "num_samples": trials},
         "resources": {"cpus_per_trial": 1, "gpus_per_trial": gpus_per_trial},
     }
@@ -70,7 +76,7 @@ def max_overlap(intervals: list[tuple[float, float]]) -> int:
 
 @pytest.mark.slow
 def test_quarter_gpus_pack_four_trials_per_gpu(tmp_path: Path) -> None:
-    trials = run_packed(tmp_path, 0.25, 8, cpus=8, gpus=2, hold_s=8.0)
+    trials = run_packed(tmp_path, 0.25, 8, cpus=8, gpus=2, slots=8)
     assert len(trials) == 8
     by_gpu: dict[str, list[tuple[float, float]]] = {}
     for t in trials:
@@ -84,7 +90,7 @@ def test_quarter_gpus_pack_four_trials_per_gpu(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_whole_gpu_trials_never_share(tmp_path: Path) -> None:
-    trials = run_packed(tmp_path, 2, 4, cpus=4, gpus=4, hold_s=3.0)
+    trials = run_packed(tmp_path, 2, 4, cpus=4, gpus=4, slots=2)
     seen: dict[str, list[tuple[float, float]]] = {}
     for t in trials:
         last = t["last"]
