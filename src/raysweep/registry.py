@@ -14,8 +14,8 @@ from typing import Any
 from raysweep.errors import ConfigError
 
 SEARCHERS: dict[str, str] = {
-    "grid": "raysweep.search.grid:make_grid",
-    "random": "raysweep.search.random:make_random",
+    "grid": "raysweep.search.variants:make_variants",
+    "random": "raysweep.search.variants:make_variants",
     "optuna": "raysweep.search.optuna:make_optuna",
     "hyperopt": "raysweep.search.hyperopt:make_hyperopt",
 }

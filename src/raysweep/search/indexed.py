@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from ray.tune.search import Searcher
 
+from raysweep.search.wrapping import WrappingSearcher
+
 INDEX_KEY = "__trial_index__"
 
 
-class IndexedSearcher(Searcher):
+class IndexedSearcher(WrappingSearcher):
     """Adds ``__trial_index__`` (0, 1, 2, ... in suggestion order) to every suggested config.
 
     The index, not the worker, GPU or completion order, decides the trial's seed.
@@ -46,21 +47,3 @@ class IndexedSearcher(Searcher):
         self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False
     ) -> None:
         self.searcher.on_trial_complete(trial_id, result=result, error=error)
-
-    def add_evaluated_point(self, *args: Any, **kwargs: Any) -> None:
-        self.searcher.add_evaluated_point(*args, **kwargs)
-
-    def get_state(self) -> dict[str, Any]:
-        """Wrapper state (Ray saves the wrapped searcher separately)."""
-        state = self.__dict__.copy()
-        del state["searcher"]
-        return copy.deepcopy(state)
-
-    def set_state(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-
-    def save(self, checkpoint_path: str) -> None:
-        self.searcher.save(checkpoint_path)
-
-    def restore(self, checkpoint_path: str) -> None:
-        self.searcher.restore(checkpoint_path)

@@ -22,10 +22,12 @@ from typing import Any
 
 from ray.tune.search import Searcher
 
+from raysweep.search.wrapping import WrappingSearcher
+
 INNER_ID = "strict-{}"
 
 
-class BatchedSearcher(Searcher):
+class BatchedSearcher(WrappingSearcher):
     """Hands out the inner searcher's suggestions in batches of ``batch_size``.
 
     Args:
@@ -124,21 +126,3 @@ class BatchedSearcher(Searcher):
         if inner_id is None or inner_id in self.finished:
             return  # not ours (or reported twice)
         self.finished[inner_id] = (copy.deepcopy(result), error)
-
-    def add_evaluated_point(self, *args: Any, **kwargs: Any) -> None:
-        self.searcher.add_evaluated_point(*args, **kwargs)
-
-    def get_state(self) -> dict[str, Any]:
-        """Wrapper state, without the inner searcher (Ray saves that one itself)."""
-        state = self.__dict__.copy()
-        del state["searcher"]
-        return copy.deepcopy(state)
-
-    def set_state(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-
-    def save(self, checkpoint_path: str) -> None:
-        self.searcher.save(checkpoint_path)
-
-    def restore(self, checkpoint_path: str) -> None:
-        self.searcher.restore(checkpoint_path)

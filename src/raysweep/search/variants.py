@@ -67,3 +67,15 @@ class VariantSearcher(Searcher):
             state = json.load(fh)
         self.seed, self.emitted = state["seed"], state["emitted"]
         self._iterator = None
+
+
+def make_variants(
+    space: dict[str, Any],
+    num_samples: int,
+    seed: int,
+    metric: str,
+    mode: str,
+    options: dict[str, Any],
+) -> Searcher:
+    """Factory for ``grid`` and ``random`` (they differ only in what the space may hold)."""
+    return VariantSearcher(space, num_samples=num_samples, seed=seed, metric=metric, mode=mode)
