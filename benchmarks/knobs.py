@@ -1,9 +1,8 @@
-"""Knobs: what each Ray setting in ``runner/tuning.py`` (and each proposed change) is worth.
+"""Knobs: what each Ray setting in ``runner/tuning.py`` is worth.
 
 The no-op sweep of the overhead benchmark, once per variant, interleaved
-repeat by repeat. A variant is environment overrides (a Ray env var set to
-Ray's own default undoes the matching raysweep default) plus prototype
-patches from ``benchmarks.prototypes``.
+repeat by repeat. A variant is environment overrides: a Ray env var set to
+Ray's own default undoes the matching raysweep default.
 
     python -m benchmarks.knobs [--quick] [--repeats N] [--only NAME,NAME]
 """
@@ -31,7 +30,6 @@ class Variant:
     name: str
     what: str
     env: dict[str, str] = field(default_factory=dict)
-    patches: tuple[str, ...] = ()
 
 
 # Each variant changes one thing against "raysweep" (the settings as shipped).
@@ -57,19 +55,12 @@ VARIANTS: tuple[Variant, ...] = (
         "TUNE_GLOBAL_CHECKPOINT_S=auto: Ray's experiment snapshot period (>= 10 s)",
         env={"TUNE_GLOBAL_CHECKPOINT_S": "auto"},
     ),
-    Variant(
-        "proto_lazy_torch",
-        "prototype: the trial wrapper leaves torch alone unless the trial imported it",
-        patches=("lazy_torch",),
-    ),
 )
 
 
 def run_variant(variant: Variant, trials: int) -> Launch:
     """One no-op sweep with the variant's env and patches."""
-    return run_sweep_noop(
-        trials, variant=variant.name, env=dict(variant.env), patches=variant.patches
-    )
+    return run_sweep_noop(trials, variant=variant.name, env=dict(variant.env))
 
 
 def run(

@@ -31,16 +31,14 @@ def proposed_enabled() -> bool:
 
 
 def proposed_kwargs(total_trials: int) -> dict[str, Any]:
-    """``launch_sweep`` arguments that apply the changes proposed for raysweep's src.
+    """``launch_sweep`` arguments for the change proposed for raysweep's runner.
 
-    The ``lazy_torch`` prototype (trainables/wrapper.py + repro/determinism.py)
-    and the snapshot period ``runner.tuning.apply_run_env_defaults`` would set
-    once the runner calls it. Both are no-ops once the changes have landed.
+    The experiment-snapshot period ``runner.tuning.apply_run_env_defaults``
+    sets once the runner calls it before building the Tuner (a no-op then).
     """
     from raysweep.runner.tuning import SNAPSHOT_ENV, snapshot_period_s
 
-    period = f"{snapshot_period_s(total_trials):g}"
-    return {"patches": ("lazy_torch",), "env": {SNAPSHOT_ENV: period}}
+    return {"env": {SNAPSHOT_ENV: f"{snapshot_period_s(total_trials):g}"}}
 
 
 @dataclass
@@ -195,7 +193,6 @@ def launch_sweep(
     cwd: Path,
     *,
     args: Sequence[str] = (),
-    patches: Sequence[str] = (),
     pythonpath: Sequence[Path] = (),
     env: dict[str, str] | None = None,
     timeout: float = 3600,
@@ -203,10 +200,8 @@ def launch_sweep(
     """``sweep run`` on ``config`` written to ``cwd/sweep.json``; the run goes to ``cwd/runs``."""
     (cwd / "sweep.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
     timings = cwd / "timings.json"
-    probe = ["--timings", str(timings)]
-    for patch in patches:
-        probe += ["--patch", patch]
-    cmd = [PYTHON, "-m", "benchmarks.probe", *probe, "run", "--config", "sweep.json"]
+    cmd = [PYTHON, "-m", "benchmarks.probe", "--timings", str(timings)]
+    cmd += ["run", "--config", "sweep.json"]
     cmd += ["--storage", str(cwd / "runs"), *args]
     launch, started = _run(variant, cmd, cwd, subprocess_env(pythonpath, **(env or {})), timeout)
     _apply_timings(launch, timings, started)

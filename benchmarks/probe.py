@@ -1,13 +1,11 @@
 """``sweep`` with timings: the console script's own ``main``, plus clocks around its stages.
 
-    python -m benchmarks.probe --timings t.json [--patch NAME ...] run --config sweep.json ...
+    python -m benchmarks.probe --timings t.json run --config sweep.json ...
 
 Same process, same code path as the ``sweep`` console script (which is
 ``raysweep.cli:main``); it only wraps ``ray.init`` and ``ray.tune.Tuner.fit`` to
 time them (importing Ray Tune up front, after raysweep's Ray env defaults, as
 raysweep does) and records the driver's peak RSS at exit.
-``--patch`` applies a driver-side prototype from ``benchmarks.prototypes`` (a
-change proposed for raysweep, measured before it lands).
 """
 
 from __future__ import annotations
@@ -47,15 +45,11 @@ def _write(path: str) -> None:
 def main(argv: list[str]) -> int:
     """Parse the probe's own flags, then hand the rest to ``raysweep.cli.main``."""
     timings_path: str | None = None
-    patches: list[str] = []
     while argv and argv[0].startswith("--"):
         flag, value, argv = argv[0], argv[1], argv[2:]
-        if flag == "--timings":
-            timings_path = value
-        elif flag == "--patch":
-            patches.append(value)
-        else:
+        if flag != "--timings":
             raise SystemExit(f"probe: unknown flag {flag}")
+        timings_path = value
     if timings_path:
         atexit.register(_write, timings_path)
     # raysweep's promise: its Ray env defaults are set before Ray Tune is imported.
@@ -65,14 +59,9 @@ def main(argv: list[str]) -> int:
     import ray
     from ray import tune
 
-    if patches:
-        from benchmarks.prototypes import apply_patches
-
-        apply_patches(patches)
     _timings["imported"] = time.time()
     ray.init = _timed("ray", ray.init)
     tune.Tuner.fit = _timed("fit", tune.Tuner.fit)  # type: ignore[method-assign]
-    _timings["patches"] = patches
     from raysweep.cli import main as sweep_main
 
     return int(sweep_main(argv) or 0)
