@@ -70,6 +70,28 @@ def run_one(
     return result
 
 
+ALL_BENCHMARKS = (
+    "overhead",
+    "slots",
+    "first_trial",
+    "early_stopping",
+    "search_quality",
+    "scale",
+    "gpu",
+    "knobs",
+)
+
+
+def refresh_markdown(markdown: Path, results_dir: Path, results: list[dict[str, Any]]) -> None:
+    """Rewrite the sections of ``results`` and the targets table (from every result file)."""
+    from benchmarks.common import load_result
+    from benchmarks.markdown import update_markdown, update_targets
+
+    update_markdown(markdown, results)
+    every = [load_result(results_dir, name) for name in ALL_BENCHMARKS]
+    update_targets(markdown, [r for r in every if r is not None])
+
+
 def bench_main(name: str, description: str, run: RunFunc, argv: Sequence[str] | None) -> int:
     """``main`` of a benchmark module: run it, write JSON, update BENCHMARKS.md."""
     args = parser(description).parse_args(argv)
@@ -83,9 +105,7 @@ def bench_main(name: str, description: str, run: RunFunc, argv: Sequence[str] | 
         trials=args.trials,
     )
     if not args.quick and not args.no_md:
-        from benchmarks.markdown import update_markdown
-
-        update_markdown(args.markdown, [result])
+        refresh_markdown(args.markdown, args.results_dir, [result])
     from benchmarks.markdown import render_summary
 
     print(render_summary(result))

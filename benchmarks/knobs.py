@@ -100,7 +100,7 @@ def run(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m benchmarks.knobs [--quick] [--repeats N] [--only a,b]``."""
-    from benchmarks.cli import enable_proposed, parser, run_one
+    from benchmarks.cli import enable_proposed, parser, refresh_markdown, run_one
 
     p: argparse.ArgumentParser = parser(__doc__.splitlines()[0])
     p.add_argument("--only", default="", help="comma-separated variant names")
@@ -122,9 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         extra_args=extra,
     )
     if not args.quick and not args.no_md:
-        from benchmarks.markdown import update_markdown
-
-        update_markdown(args.markdown, [result])
+        refresh_markdown(args.markdown, args.results_dir, [result])
     from benchmarks.markdown import render_summary
 
     print(render_summary(result))

@@ -24,8 +24,8 @@ from benchmarks import (
     search_quality,
     slots,
 )
-from benchmarks.cli import enable_proposed, parser, run_one
-from benchmarks.common import load_result, log, meta, write_result
+from benchmarks.cli import enable_proposed, parser, refresh_markdown, run_one
+from benchmarks.common import log, meta, write_result
 from benchmarks.launch import Launch
 
 RunFunc = Callable[..., dict[str, Any]]
@@ -88,14 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         results.append(result)
         if update_md:
-            from benchmarks.markdown import update_markdown
-
-            update_markdown(args.markdown, [result])
-    if update_md:
-        from benchmarks.markdown import update_markdown, update_targets
-
-        every = [load_result(args.results_dir, n) for n in BENCHMARKS]
-        update_targets(args.markdown, [r for r in every if r is not None])
+            refresh_markdown(args.markdown, args.results_dir, [result])
     from benchmarks.markdown import render_summary
 
     for result in results:

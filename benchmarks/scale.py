@@ -30,7 +30,7 @@ NAME = "scale"
 TITLE = "Scale"
 # A run still going after this is killed; its throughput figures then cover the
 # trials that finished (first window vs the last window before the kill).
-TIMEOUT_S = 1800
+TIMEOUT_S = 900
 
 
 def end_times(run_dir: Path) -> list[float]:
