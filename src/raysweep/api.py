@@ -9,7 +9,7 @@ from typing import IO, Any
 
 from raysweep.config.load import load_config_file, parse_spec, spec_to_json
 from raysweep.config.schema import SweepSpec
-from raysweep.errors import ResumeError, RunDirExistsError
+from raysweep.errors import ConfigError, ResumeError, RunDirExistsError
 from raysweep.jsonio import read_json
 from raysweep.runner.session import REPORT_TXT, SPEC_FILE, USAGE_FILE
 
@@ -101,13 +101,23 @@ def _first_part(spec: SweepSpec) -> Any:
 
 
 def plan_gpus(spec: SweepSpec, options: RunOptions) -> Any:
-    """Resolve --gpus against the NVML inventory (GPUError / ConfigError when impossible)."""
+    """Resolve --gpus against the NVML inventory (GPUError / ConfigError when impossible).
+
+    ``gpus_per_trial: "auto"`` (not yet probed) needs local GPUs, so not ``--address``.
+    """
     from raysweep.gpu.allocation import parse_gpus_flag, resolve_gpus
     from raysweep.gpu.inventory import read_inventory
 
+    resources = spec.resources
+    if resources.gpus_auto and options.address:
+        raise ConfigError(
+            "resources.gpus_per_trial=auto: the packing is probed on this machine's GPUs, "
+            "which --address does not use; set resources.gpus_per_trial to a number "
+            "(e.g. 0.25) to run on a cluster"
+        )
     selection = parse_gpus_flag(options.gpus)
     needs_inventory = selection.mode != "none" and (
-        selection.mode != "unset" or spec.resources.gpus_per_trial > 0
+        selection.mode != "unset" or resources.gpus_auto or resources.gpus_per_trial > 0
     )
     if options.address or not needs_inventory:
         from raysweep.gpu.inventory import Inventory
@@ -115,23 +125,29 @@ def plan_gpus(spec: SweepSpec, options: RunOptions) -> Any:
         inventory = Inventory(gpus=(), driver_version=None, cuda_version=None, error=None)
         if options.address:
             return resolve_gpus(parse_gpus_flag("none"), inventory, 0.0, allow_cpu=True)
-        return resolve_gpus(selection, inventory, spec.resources.gpus_per_trial, options.allow_cpu)
-    return resolve_gpus(
-        selection, read_inventory(), spec.resources.gpus_per_trial, options.allow_cpu
-    )
+        return resolve_gpus(selection, inventory, resources.gpus_requested, options.allow_cpu)
+    return resolve_gpus(selection, read_inventory(), resources.gpus_requested, options.allow_cpu)
 
 
 def _dry_run_text(spec: SweepSpec, run_dir: Path, gpu_plan: Any) -> str:
     import json
 
-    return "\n".join(
-        [
-            f"dry run: would write {run_dir}",
-            f"trials: {spec.total_trials} ({spec.search.algorithm}, {spec.scheduler.type})",
-            f"gpus: {list(gpu_plan.physical_ids) or 'none'}",
-            json.dumps(spec_to_json(spec), indent=2),
-        ]
-    )
+    lines = [
+        f"dry run: would write {run_dir}",
+        f"trials: {spec.total_trials} ({spec.search.algorithm}, {spec.scheduler.type})",
+        f"gpus: {list(gpu_plan.physical_ids) or 'none'}",
+    ]
+    if spec.resources.gpus_auto and gpu_plan.cpu_fallback:
+        lines.append("gpus per trial: auto, but no GPU: trials run on CPUs (--allow-cpu)")
+    elif spec.resources.gpus_auto:
+        from raysweep.runner.autogpu import PROBE_SECONDS, probe_iterations
+
+        lines.append(
+            "gpus per trial: auto, probed at run time (one trial alone on a whole GPU for up "
+            f"to {probe_iterations(spec)} iteration(s) or {PROBE_SECONDS:.0f} s; its peak "
+            "memory decides how many trials share a GPU)"
+        )
+    return "\n".join([*lines, json.dumps(spec_to_json(spec), indent=2)])
 
 
 def read_spec(run_dir: Path) -> SweepSpec:
@@ -156,6 +172,7 @@ def resume_sweep(
     spec.json except for the allowed overrides. Every check runs before
     anything is written; returns 0/1/130 like run_sweep.
     """
+    from raysweep.runner.autogpu import recorded_spec
     from raysweep.runner.lock import check_unlocked
     from raysweep.runner.resume import plan_phases, recorded_parts, resumed_spec
     from raysweep.runner.session import drive
@@ -173,7 +190,8 @@ def resume_sweep(
     if not phases and state.get("status") == "completed":
         print(f"{run_dir}: complete ({spec.total_trials} trials); nothing to resume", file=out)
         return 0
-    gpu_plan = plan_gpus(spec, options)
+    # "auto" keeps the packing the run's probe chose (drive() applies it again, and logs it)
+    gpu_plan = plan_gpus(recorded_spec(spec, run_dir), options)
     if options.dry_run:
         steps = [f"{p.kind} {p.part.dir}/ ({p.part.trials} trials)" for p in phases]
         plan = "; ".join(steps) or "write outputs"

@@ -121,6 +121,7 @@ def run_alone(spec: SweepSpec, run_dir: Path, record: TrialRecord) -> TrialRecor
     from raysweep.search.indexed import INDEX_KEY
 
     cpu_fallback = bool(read_manifest(run_dir).get("gpu_plan", {}).get("cpu_fallback", False))
+    spec = _resolved_gpus(spec, run_dir, cpu_fallback)
     plan = _gpu_plan(spec, run_dir, record, cpu_fallback)
     started_here = not ray.is_initialized()
     if started_here:  # CUDA numbering is fixed when Ray starts, as in `sweep run`
@@ -158,6 +159,23 @@ def run_alone(spec: SweepSpec, run_dir: Path, record: TrialRecord) -> TrialRecor
     finally:
         if started_here:
             stop_ray()
+
+
+def _resolved_gpus(spec: SweepSpec, run_dir: Path, cpu_fallback: bool) -> SweepSpec:
+    """``gpus_per_trial: "auto"`` as the run resolved it: its recorded packing (no probe)."""
+    from raysweep.runner.autogpu import GPU_AUTO_FILE, recorded_spec
+
+    if not spec.resources.gpus_auto:
+        return spec
+    if cpu_fallback:
+        return spec.with_gpus_per_trial(0.0)
+    resolved = recorded_spec(spec, run_dir)
+    if resolved.resources.gpus_auto:
+        raise SweepError(
+            f"{run_dir}: resources.gpus_per_trial is 'auto' but the run recorded no packing "
+            f"({GPU_AUTO_FILE} is missing); cannot rerun its trials the same way"
+        )
+    return resolved
 
 
 def _gpu_plan(spec: SweepSpec, run_dir: Path, record: TrialRecord, cpu_fallback: bool) -> Any:

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from raysweep.config.load import format_error, parse_spec
+from raysweep.config.load import format_error, json_schema, parse_spec, spec_to_json
+from raysweep.config.schema import UnresolvedGpusError
 from raysweep.config.space import GridParam, IntParam
 from raysweep.errors import ConfigError
 
@@ -85,6 +86,26 @@ def test_valid_config_fills_defaults() -> None:
             "resources.gpus_per_trial: must be a fraction in (0, 1] or a whole number (got 1.5)",
         ),
         ("resources.gpus_per_trial", -1, "resources.gpus_per_trial"),
+        (
+            "resources.gpus_per_trial",
+            "half",
+            "resources.gpus_per_trial: must be a number or 'auto' (got 'half')",
+        ),
+        (
+            "resources.gpus_per_trial",
+            "AUTO",
+            "resources.gpus_per_trial: must be a number or 'auto' (got 'AUTO')",
+        ),
+        (
+            "resources.gpus_per_trial",
+            [0.5],
+            "resources.gpus_per_trial: must be a number or 'auto' (got [0.5])",
+        ),
+        (
+            "resources.gpus",
+            1,
+            "resources.gpus: unknown key; valid keys: cpus_per_trial, gpus_per_trial",
+        ),
         ("search.algorithm", "bayes", "search.algorithm: Input should be 'grid', 'random'"),
         (
             "search.options",
@@ -154,3 +175,28 @@ def test_spec_is_frozen() -> None:
     spec = parse_spec(BASE)
     with pytest.raises(Exception, match="frozen"):
         spec.seed = 3  # type: ignore[misc]
+
+
+def test_gpus_per_trial_auto_is_kept_as_written_until_resolved() -> None:
+    spec = parse_spec(with_("resources", {"gpus_per_trial": "auto"}))
+    assert spec.resources.gpus_auto
+    assert spec_to_json(spec)["resources"] == {"cpus_per_trial": 1, "gpus_per_trial": "auto"}
+    with pytest.raises(UnresolvedGpusError, match="'auto' and has not been resolved"):
+        _ = spec.resources.gpus_per_trial
+    resolved = spec.with_gpus_per_trial(0.125)
+    assert resolved.resources.gpus_per_trial == 0.125 and not resolved.resources.gpus_auto
+    assert spec_to_json(resolved)["resources"]["gpus_per_trial"] == 0.125
+    assert spec.resources.gpus_auto  # the original is unchanged
+    assert parse_spec(spec_to_json(spec)) == spec  # spec.json round-trips
+
+
+def test_gpus_per_trial_number_is_unchanged() -> None:
+    spec = parse_spec(with_("resources", {"gpus_per_trial": 0.25}))
+    assert spec.resources.gpus_per_trial == 0.25 and not spec.resources.gpus_auto
+    assert parse_spec(BASE).resources.gpus_per_trial == 0.0
+
+
+def test_schema_offers_auto() -> None:
+    prop = json_schema()["$defs"]["ResourcesConfig"]["properties"]["gpus_per_trial"]
+    assert {"const": "auto", "type": "string"} in prop["anyOf"]
+    assert {"type": "number"} in prop["anyOf"]

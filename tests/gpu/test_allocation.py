@@ -161,6 +161,28 @@ def test_allow_cpu_falls_back_with_a_warning() -> None:
     assert cuda_visible_devices(plan) == ""
 
 
+def test_auto_without_gpus_names_the_field() -> None:
+    with pytest.raises(GPUError) as err:
+        resolve_gpus(parse_gpus_flag(None), NO_GPUS, "auto", allow_cpu=False)
+    msg = str(err.value)
+    assert msg.startswith(
+        "this config asks for GPUs (resources.gpus_per_trial=auto) but no NVIDIA GPU was found"
+    )
+    assert msg.endswith("; use --allow-cpu to run on CPUs")
+    with pytest.raises(GPUError, match=r"gpus_per_trial=auto\) but --gpus none selects no GPU"):
+        resolve_gpus(parse_gpus_flag("none"), _box(2), "auto", allow_cpu=False)
+    plan = resolve_gpus(parse_gpus_flag(None), NO_GPUS, "auto", allow_cpu=True)
+    assert plan.cpu_fallback and plan.num_gpus == 0
+    assert "resources.gpus_per_trial=auto" in plan.warnings[0]
+
+
+def test_auto_plans_every_selected_gpu_without_fraction_warnings() -> None:
+    plan = resolve_gpus(parse_gpus_flag(None), _box(3), "auto", allow_cpu=False)
+    assert plan == GPUPlan((0, 1, 2), 3, False, ())
+    plan = resolve_gpus(parse_gpus_flag("1"), _box(3), "auto", allow_cpu=False)
+    assert plan.physical_ids == (1,)
+
+
 def test_all_without_gpus_and_cpu_config_is_fine() -> None:
     plan = resolve_gpus(parse_gpus_flag("all"), NO_GPUS, 0, allow_cpu=False)
     assert plan == GPUPlan((), 0, False, ())

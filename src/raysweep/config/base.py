@@ -23,7 +23,7 @@ class StrictModel(BaseModel):
     @classmethod
     def _refuse_unknown_keys(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            valid = set(cls.model_fields)
+            valid = {f.alias or name for name, f in cls.model_fields.items()}
             unknown = sorted(k for k in data if k not in valid)
             if unknown:
                 raise ValueError(

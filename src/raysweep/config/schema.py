@@ -6,7 +6,14 @@ import math
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, TypeAdapter, ValidationError, field_validator, model_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from raysweep.config.base import StrictModel, format_error
 from raysweep.config.space import GridParam, Param, is_param_dict
@@ -14,6 +21,7 @@ from raysweep.config.space import GridParam, Param, is_param_dict
 ALGORITHMS = ("grid", "random", "optuna", "hyperopt")
 GRID_ALGORITHMS = ("grid", "random")
 OPTUNA_SAMPLERS = ("tpe", "cmaes", "gp", "random")
+AUTO = "auto"  # resources.gpus_per_trial: probe one trial's GPU memory and pack by it
 _PARAM_ADAPTER: TypeAdapter[Any] = TypeAdapter(Param)
 _TRAINABLE_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
@@ -118,18 +126,62 @@ SchedulerConfig = Annotated[
 ]
 
 
+class UnresolvedGpusError(RuntimeError):
+    """``gpus_per_trial`` was read from a spec whose ``"auto"`` has not been resolved yet."""
+
+
 class ResourcesConfig(StrictModel):
     """What one trial occupies."""
 
-    cpus_per_trial: int = Field(default=1, ge=1)
-    gpus_per_trial: float = Field(default=0, ge=0)
+    model_config = ConfigDict(serialize_by_alias=True)
 
-    @field_validator("gpus_per_trial")
+    cpus_per_trial: int = Field(default=1, ge=1)
+    # sweep.json's ``gpus_per_trial`` as written (a number or "auto"); code reads the
+    # number through the ``gpus_per_trial`` property, once a run has resolved "auto"
+    # (runner/autogpu.py) into a copy of the spec.
+    gpus_requested: float | Literal["auto"] = Field(
+        default=0.0,
+        alias="gpus_per_trial",
+        description="0, a fraction in (0, 1], a whole number, or 'auto' (a probe of one "
+        "trial's GPU memory picks the packing at run time)",
+    )
+
+    @field_validator("gpus_requested", mode="before")
     @classmethod
-    def _fraction_or_whole(cls, value: float) -> float:
+    def _number_or_auto(cls, value: Any) -> Any:
+        if isinstance(value, str) and value != AUTO:
+            try:
+                float(value)
+            except ValueError:
+                raise ValueError(f"must be a number or {AUTO!r} (got {value!r})") from None
+        elif not isinstance(value, str | int | float):
+            raise ValueError(f"must be a number or {AUTO!r} (got {value!r})")
+        return value
+
+    @field_validator("gpus_requested")
+    @classmethod
+    def _fraction_or_whole(cls, value: float | str) -> float | str:
+        if isinstance(value, str):
+            return value
+        if value < 0:
+            raise ValueError(f"must be >= 0 or {AUTO!r} (got {value:g})")
         if value > 1 and not float(value).is_integer():
             raise ValueError(f"must be a fraction in (0, 1] or a whole number (got {value})")
         return value
+
+    @property
+    def gpus_auto(self) -> bool:
+        """Whether the config leaves the packing to the run's GPU probe (``"auto"``)."""
+        return self.gpus_requested == AUTO
+
+    @property
+    def gpus_per_trial(self) -> float:
+        """GPUs per trial; UnresolvedGpusError while it is still ``"auto"``."""
+        if isinstance(self.gpus_requested, str):
+            raise UnresolvedGpusError(
+                "resources.gpus_per_trial is 'auto' and has not been resolved by the GPU probe"
+            )
+        return float(self.gpus_requested)
 
 
 class ReproducibilityConfig(StrictModel):
@@ -239,6 +291,11 @@ class SweepSpec(StrictModel):
                 "reproducibility.strict to false and search.max_concurrent to 1"
             )
         return self
+
+    def with_gpus_per_trial(self, gpus: float) -> SweepSpec:
+        """A copy whose ``resources.gpus_per_trial`` is ``gpus`` (how "auto" is resolved)."""
+        resources = self.resources.model_copy(update={"gpus_requested": float(gpus)})
+        return self.model_copy(update={"resources": resources})
 
     @property
     def grid_size(self) -> int:

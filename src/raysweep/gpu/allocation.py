@@ -166,27 +166,38 @@ def _select(
 
 
 def resolve_gpus(
-    selection: GPUSelection, inventory: Inventory, gpus_per_trial: float, allow_cpu: bool
+    selection: GPUSelection,
+    inventory: Inventory,
+    gpus_per_trial: float | Literal["auto"],
+    allow_cpu: bool,
 ) -> GPUPlan:
-    """Check the selection against the machine and the config; GPUError when it cannot run."""
-    validate_gpus_per_trial(gpus_per_trial)
-    ids = _select(selection, inventory, gpus_per_trial)
-    warnings = list(gpus_per_trial_warnings(gpus_per_trial))
-    if gpus_per_trial > 0 and not ids:
+    """Check the selection against the machine and the config; GPUError when it cannot run.
+
+    ``"auto"`` is checked as one whole GPU per trial: its probe trial runs on one.
+    """
+    auto = isinstance(gpus_per_trial, str)
+    wanted = 1.0 if isinstance(gpus_per_trial, str) else gpus_per_trial
+    validate_gpus_per_trial(wanted)
+    ids = _select(selection, inventory, wanted)
+    warnings = [] if auto else list(gpus_per_trial_warnings(wanted))
+    if wanted > 0 and not ids:
         if selection.mode == "none":
             why = "--gpus none selects no GPU"
         else:
             detail = (inventory.error or "").removeprefix(NO_GPU).strip()
             why = f"no NVIDIA GPU was found{' ' + detail if detail else ''}"
-        asked = f"this config asks for {_fmt_gpus(gpus_per_trial)} per trial but {why}"
+        request = (
+            "GPUs (resources.gpus_per_trial=auto)" if auto else f"{_fmt_gpus(wanted)} per trial"
+        )
+        asked = f"this config asks for {request} but {why}"
         if not allow_cpu:
             raise GPUError(f"{asked}; use --allow-cpu to run on CPUs")
         return GPUPlan((), 0, True, (f"{asked}; --allow-cpu given, so trials run on CPUs only",))
-    if gpus_per_trial >= 1:
-        need = round(gpus_per_trial)
+    if wanted >= 1:
+        need = round(wanted)
         if need > len(ids):
             raise GPUError(
-                f"this config asks for {_fmt_gpus(gpus_per_trial)} per trial but only "
+                f"this config asks for {_fmt_gpus(wanted)} per trial but only "
                 f"{len(ids)} GPU(s) are selected ({selection.describe()}); {_existing(inventory)}"
             )
         if len(ids) % need:
@@ -194,7 +205,7 @@ def resolve_gpus(
                 f"{len(ids)} GPUs selected with {need} per trial: "
                 f"{len(ids) % need} GPU(s) will stay idle"
             )
-    if gpus_per_trial == 0 and selection.mode in ("ids", "all") and ids:
+    if wanted == 0 and selection.mode in ("ids", "all") and ids:
         warnings.append(
             f"{selection.describe()} given but the config asks for 0 GPUs per trial "
             "(resources.gpus_per_trial); trials will not be given a GPU"

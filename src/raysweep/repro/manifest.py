@@ -24,6 +24,7 @@ from raysweep.jsonio import read_json, write_json_atomic
 from raysweep.repro.seeds import SEED_RULE
 
 REPRO_FILE = "repro.json"
+GPUS_AUTO_KEY = "gpus_per_trial_auto"
 MANIFEST_FORMAT = 1
 # Distribution names whose versions can change a result.
 PACKAGES: dict[str, str] = {
@@ -61,13 +62,16 @@ _CUDNN_DISTS = ("nvidia-cudnn-cu13", "nvidia-cudnn-cu12", "nvidia-cudnn-cu11")
 _GBM_LIBRARIES = ("lightgbm", "xgboost", "catboost")
 
 
-def write_manifest(run_dir: Path, spec: SweepSpec, gpu_plan: Any) -> dict[str, Any]:
+def write_manifest(
+    run_dir: Path, spec: SweepSpec, gpu_plan: Any, gpus_auto: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Build repro.json for an invocation starting now and write it atomically; returns it.
 
     When the run already has one (``sweep resume``), the earlier manifests are kept,
     oldest first, under ``previous``: a resumed run may have changed machine or versions.
+    ``gpus_auto``: the packing recorded for ``gpus_per_trial: "auto"``, when known.
     """
-    manifest = build_manifest(spec, gpu_plan)
+    manifest = build_manifest(spec, gpu_plan, gpus_auto)
     earlier = read_manifest(run_dir)
     if earlier:
         manifest["previous"] = [*earlier.pop("previous", []), earlier]
@@ -81,13 +85,26 @@ def read_manifest(run_dir: Path) -> dict[str, Any]:
     return dict(read_json(path)) if path.is_file() else {}
 
 
-def build_manifest(spec: SweepSpec, gpu_plan: Any) -> dict[str, Any]:
-    """The repro.json content for ``spec`` run with ``gpu_plan``."""
+def record_gpus_auto(run_dir: Path, record: dict[str, Any]) -> None:
+    """Put the packing the GPU probe chose (``gpus_per_trial: "auto"``) into repro.json."""
+    manifest = read_manifest(run_dir)
+    if not manifest:
+        return
+    manifest[GPUS_AUTO_KEY] = record
+    manifest.setdefault("gpu_plan", {})["gpus_per_trial"] = record["gpus_per_trial"]
+    manifest["warnings"] = [*manifest.get("warnings", []), *record.get("warnings", [])]
+    write_json_atomic(run_dir / REPRO_FILE, manifest)
+
+
+def build_manifest(
+    spec: SweepSpec, gpu_plan: Any, gpus_auto: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The repro.json content for ``spec`` run with ``gpu_plan`` (and "auto"'s packing)."""
     from raysweep.repro.determinism import DETERMINISM_ENV, determinism_flags
 
     repro = spec.reproducibility
     cpu_fallback = bool(getattr(gpu_plan, "cpu_fallback", False))
-    return {
+    manifest: dict[str, Any] = {
         "format": MANIFEST_FORMAT,
         "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "name": spec.name,
@@ -116,7 +133,7 @@ def build_manifest(spec: SweepSpec, gpu_plan: Any) -> dict[str, Any]:
         "gpu_plan": {
             "physical_ids": [int(i) for i in getattr(gpu_plan, "physical_ids", ())],
             "cpu_fallback": cpu_fallback,
-            "gpus_per_trial": 0.0 if cpu_fallback else float(spec.resources.gpus_per_trial),
+            "gpus_per_trial": _gpus_per_trial(spec, cpu_fallback, gpus_auto),
             "cpus_per_trial": spec.resources.cpus_per_trial,
             "cuda_visible_devices": _planned_visible_devices(gpu_plan),
         },
@@ -130,6 +147,22 @@ def build_manifest(spec: SweepSpec, gpu_plan: Any) -> dict[str, Any]:
         },
         "warnings": manifest_warnings(spec, gpu_plan),
     }
+    if spec.resources.gpus_auto:  # null until the probe has run (and on a CPU fallback)
+        manifest[GPUS_AUTO_KEY] = None if cpu_fallback else gpus_auto
+        if gpus_auto and not cpu_fallback:
+            manifest["warnings"].extend(gpus_auto.get("warnings", []))
+    return manifest
+
+
+def _gpus_per_trial(
+    spec: SweepSpec, cpu_fallback: bool, gpus_auto: dict[str, Any] | None
+) -> float | str:
+    """GPUs per trial asked of Ray; "auto" while the probe has not chosen yet."""
+    if cpu_fallback:
+        return 0.0
+    if not spec.resources.gpus_auto:
+        return spec.resources.gpus_per_trial
+    return float(gpus_auto["gpus_per_trial"]) if gpus_auto else "auto"
 
 
 def guarantee(spec: SweepSpec) -> str:
@@ -177,7 +210,8 @@ def manifest_warnings(spec: SweepSpec, gpu_plan: Any) -> list[str]:
 
 
 def _library_warnings(spec: SweepSpec, gpu_plan: Any) -> list[str]:
-    on_gpu = spec.resources.gpus_per_trial > 0 and not getattr(gpu_plan, "cpu_fallback", False)
+    asks = spec.resources.gpus_auto or spec.resources.gpus_per_trial > 0
+    on_gpu = asks and not getattr(gpu_plan, "cpu_fallback", False)
     deterministic = spec.reproducibility.deterministic
     out: list[str] = []
     if spec.trainable in _GBM_LIBRARIES:

@@ -62,8 +62,9 @@ def drive(
             state.mark(run_dir, "running")
             if record is not None:  # a new run, or an extension that changed spec.json
                 from raysweep.repro.manifest import write_manifest
+                from raysweep.runner.autogpu import read_packing
 
-                write_manifest(run_dir, record, gpu_plan)
+                write_manifest(run_dir, record, gpu_plan, read_packing(run_dir))
             started = time.monotonic()
             # Ray starts even with no phase left: Ray's Trial objects need it to find files.
             live = _run_phases(spec, run_dir, phases, options, gpu_plan, log, stop, retry_errored)
@@ -105,9 +106,13 @@ def _run_phases(
     stop: GracefulStop,
     retry_errored: bool,
 ) -> dict[str, list[Any]]:
-    """Start Ray and run the phases; returns the Trial objects of each experiment run here."""
+    """Start Ray and run the phases; returns the Trial objects of each experiment run here.
+
+    A spec with ``gpus_per_trial: "auto"`` is resolved first (runner/autogpu.py).
+    """
     from raysweep.gpu.monitor import ResourceMonitor
     from raysweep.repro.determinism import DETERMINISM_ENV
+    from raysweep.runner.autogpu import resolve_gpus_auto
     from raysweep.runner.execute import RayOptions, start_ray
 
     visible = _apply_gpu_plan(gpu_plan, options, log)
@@ -115,7 +120,7 @@ def _run_phases(
         f"Sweep {spec.name!r}: {spec.total_trials} trials, {spec.search.algorithm} search, "
         f"{spec.scheduler.type} scheduler, seed {spec.seed} -> {run_dir}"
     )
-    start_ray(
+    cluster = start_ray(
         RayOptions(
             address=options.address,
             num_gpus=None if options.address else gpu_plan.num_gpus,
@@ -128,10 +133,13 @@ def _run_phases(
     stop.install()  # ray.init replaced the SIGTERM handler
     live: dict[str, list[Any]] = {}
     with ResourceMonitor(run_dir / USAGE_FILE, gpu_ids=gpu_plan.physical_ids):
+        resolved = resolve_gpus_auto(spec, run_dir, gpu_plan, visible, cluster, log, stop)
         for phase in phases:
-            if stop.received:
+            if stop.received or resolved is None:
                 break
-            trials = _run_phase(spec, run_dir, phase, gpu_plan, visible, log, stop, retry_errored)
+            trials = _run_phase(
+                resolved, run_dir, phase, gpu_plan, visible, log, stop, retry_errored
+            )
             live[phase.part.dir] = trials
     return live
 

@@ -31,6 +31,8 @@ def check_trainable(spec: SweepSpec) -> None:
             f"metric: trainable {spec.trainable!r} does not report {spec.metric!r}; "
             f"it reports: {', '.join(metrics)}"
         )
+    if spec.resources.gpus_auto:  # "auto" gives each trial one GPU at most
+        return
     gpus = spec.resources.gpus_per_trial
     if gpus > 1 and spec.trainable not in MULTI_GPU_TRAINABLES:
         raise ConfigError(

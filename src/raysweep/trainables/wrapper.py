@@ -29,6 +29,7 @@ class TrialPlan:
     checkpoint_frequency: int = 0
     driver_visible_devices: str | None = None
     info_path: str | None = None  # run_dir/trial_info.jsonl (run dirs are on shared storage)
+    memory_probe_path: str | None = None  # gpus_per_trial auto's probe: torch's peak goes here
 
 
 def resolve_function(trainable: str) -> tuple[Callable[..., Any], bool]:
@@ -74,6 +75,10 @@ def make_trainable(plan: TrialPlan) -> Callable[[dict[str, Any]], Any]:
             master_seed=plan.master_seed,
         )
         _record_trial_info(plan.info_path, ctx, "start")
+        if plan.memory_probe_path:
+            from raysweep.gpu.autopack import start_torch_peak_writer
+
+            start_torch_peak_writer(plan.memory_probe_path)
         set_trial_context(ctx)
         try:
             outcome = func(params, ctx) if builtin else func(params)

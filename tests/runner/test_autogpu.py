@@ -1,0 +1,110 @@
+"""gpus_per_trial "auto" in a run directory: the cap, the recorded packing, the probe's trial."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from raysweep.config.load import parse_spec, spec_to_json
+from raysweep.config.schema import SweepSpec, UnresolvedGpusError
+from raysweep.errors import ResumeError
+from raysweep.runner.autogpu import (
+    GPU_AUTO_FILE,
+    _probe_trial,
+    packing_cap,
+    read_packing,
+    recorded_spec,
+)
+
+
+def make_spec(cpus: int = 1, max_concurrent: int | None = None) -> SweepSpec:
+    search: dict[str, Any] = {"algorithm": "random", "num_samples": 4}
+    if max_concurrent:
+        search["max_concurrent"] = max_concurrent
+    return parse_spec(
+        {
+            "name": "a",
+            "trainable": "examples.quadratic:fit",
+            "metric": "loss",
+            "mode": "min",
+            "space": {"x": {"type": "uniform", "low": 0, "high": 1}},
+            "search": search,
+            "resources": {"cpus_per_trial": cpus, "gpus_per_trial": "auto"},
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("cpus", "max_concurrent", "cpu_count", "gpus", "cap"),
+    [
+        (1, None, 16, 1, 8),  # an H100 box: at most 8
+        (1, None, 16, 4, 4),  # 16 CPU slots over 4 GPUs
+        (2, None, 16, 1, 8),
+        (4, None, 16, 1, 4),
+        (1, 2, 16, 1, 2),  # max_concurrent 2 on one GPU
+        (1, 6, 16, 4, 2),  # 6 over 4 GPUs -> 2 per GPU
+        (8, None, 4, 1, 1),  # fewer CPUs than one trial takes
+    ],
+)
+def test_packing_cap(
+    cpus: int, max_concurrent: int | None, cpu_count: int, gpus: int, cap: int
+) -> None:
+    spec = make_spec(cpus, max_concurrent)
+    assert packing_cap(spec, gpus, {"CPU": float(cpu_count), "GPU": float(gpus)}) == cap
+
+
+def test_recorded_packing_resolves_auto(tmp_path: Path) -> None:
+    spec = make_spec()
+    assert read_packing(tmp_path) is None
+    assert recorded_spec(spec, tmp_path) is spec  # nothing recorded: still "auto"
+    with pytest.raises(UnresolvedGpusError):
+        _ = spec.resources.gpus_per_trial
+    (tmp_path / GPU_AUTO_FILE).write_text(json.dumps({"gpus_per_trial": 0.125}))
+    resolved = recorded_spec(spec, tmp_path)
+    assert resolved.resources.gpus_per_trial == 0.125
+    assert not resolved.resources.gpus_auto
+    assert spec_to_json(spec)["resources"]["gpus_per_trial"] == "auto"  # the original is kept
+    number = spec.with_gpus_per_trial(0.5)
+    assert recorded_spec(number, tmp_path) is number  # a number is never replaced
+
+
+@pytest.mark.parametrize("content", ['{"trials_per_gpu": 4}', '{"gpus_per_trial": 0}', "{"])
+def test_corrupt_record_is_a_resume_error(tmp_path: Path, content: str) -> None:
+    (tmp_path / GPU_AUTO_FILE).write_text(content)
+    with pytest.raises(ResumeError, match=r"gpu_auto\.json is unreadable or corrupt"):
+        recorded_spec(make_spec(), tmp_path)
+
+
+def test_probe_trial_is_read_from_trial_info(tmp_path: Path) -> None:
+    path = tmp_path / "trial_info.jsonl"
+    assert _probe_trial(path) is None
+    path.write_text('{"trial_id": "a", "event": "start", "gpu_ids": ["3"], "pid": 4242}\n{torn')
+    assert _probe_trial(path) == (4242, 3)
+    path.write_text('{"trial_id": "a", "event": "start", "gpu_ids": [], "pid": 1}\n')
+    assert _probe_trial(path) is None
+
+
+def test_probe_tuner_runs_the_first_trial_alone_on_a_whole_gpu(
+    ray_session: None, tmp_path: Path
+) -> None:
+    """On Ray's logical GPUs: one trial, one whole GPU, stopped after the probe's iterations."""
+    from raysweep.runner.autogpu import PROBE_ITERATIONS, probe_tuner
+    from raysweep.trainables.wrapper import TRIAL_INFO_FILE
+
+    data = spec_to_json(make_spec())
+    data["space"]["steps"] = 50
+    data["scheduler"] = {"type": "asha", "max_t": 50, "grace_period": 1}
+    spec = parse_spec(data)
+    probe_dir = tmp_path / "gpu_probe"
+    grid = probe_tuner(spec, probe_dir, None, None).fit()
+    assert len(grid) == 1 and grid[0].error is None
+    assert grid[0].metrics["training_iteration"] == PROBE_ITERATIONS
+    found = _probe_trial(probe_dir / TRIAL_INFO_FILE)
+    assert found is not None and found[1] in range(4)
+    records = [json.loads(line) for line in (probe_dir / TRIAL_INFO_FILE).open()]
+    assert [r["gpu_ids"] for r in records if r["event"] == "start"] == [[str(found[1])]]
+    assert (probe_dir / "tune").is_dir()
+    assert not (tmp_path / TRIAL_INFO_FILE).exists()  # the run's own file is left alone
