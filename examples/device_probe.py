@@ -3,7 +3,9 @@
     "trainable": "examples.device_probe:probe"
 
 Useful to check a GPU packing before a long sweep: each trial reports the
-``CUDA_VISIBLE_DEVICES`` it sees, Ray's GPU ids, and when it ran.
+``CUDA_VISIBLE_DEVICES`` it sees, Ray's GPU ids, and when it ran; also the
+``CUBLAS_WORKSPACE_CONFIG`` its worker process started with (deterministic cuBLAS
+needs it before CUDA initialises).
 """
 
 from __future__ import annotations
@@ -35,10 +37,23 @@ def probe(config: dict[str, Any]) -> None:
             "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", ""),
             "ray_gpu_ids": ",".join(str(i) for i in ray.get_gpu_ids()),
             "context_gpu_ids": ",".join(ctx.gpu_ids),
+            "cublas_workspace_config": _initial_env("CUBLAS_WORKSPACE_CONFIG"),
             "started": started,
             "ended": time.time(),
         }
     )
+
+
+def _initial_env(name: str) -> str:
+    """``name`` in the environment this worker process started with (Linux), else now."""
+    try:
+        with open("/proc/self/environ", "rb") as fh:
+            entries = fh.read().split(b"\0")
+    except OSError:
+        return os.environ.get(name, "")
+    prefix = name.encode() + b"="
+    found = [e[len(prefix) :] for e in entries if e.startswith(prefix)]
+    return found[0].decode() if found else ""
 
 
 def _wait_for_peers(config: dict[str, Any]) -> None:

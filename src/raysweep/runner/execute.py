@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,11 +43,16 @@ def start_ray(options: RayOptions) -> dict[str, Any]:
         "log_to_driver": False,
         "logging_level": logging.WARNING,
         "configure_logging": True,
-        "runtime_env": {"env_vars": dict(options.env_vars)} if options.env_vars else None,
     }
     if options.address:
-        ray.init(address=options.address, **kwargs)
+        runtime_env = {"env_vars": dict(options.env_vars)} if options.env_vars else None
+        ray.init(address=options.address, runtime_env=runtime_env, **kwargs)
     else:
+        # A local Ray's workers inherit this process's environment. A job-level
+        # runtime_env would make every trial actor wait for Ray's runtime-env
+        # agent (~0.7 s per worker start on 2 cores), so it is kept for clusters.
+        for key, value in options.env_vars.items():
+            os.environ.setdefault(key, value)
         ray.init(
             num_cpus=options.num_cpus,
             num_gpus=options.num_gpus,

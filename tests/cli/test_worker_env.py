@@ -1,0 +1,43 @@
+"""The environment deterministic runs need reaches trial workers from their start."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_probe(tmp_path: Path, deterministic: bool) -> dict[str, object]:
+    config = {
+        "name": "env",
+        "trainable": "examples.device_probe:probe",
+        "metric": "loss",
+        "mode": "min",
+        "space": {"x": {"type": "uniform", "low": 0, "high": 1}, "hold_s": 0.0},
+        "search": {"algorithm": "random", "num_samples": 1},
+        "reproducibility": {"deterministic": deterministic},
+    }
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(config))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("CUBLAS_WORKSPACE_CONFIG", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "raysweep.cli", "run", "--config", str(path), "--storage", "runs"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads((tmp_path / "runs" / "env" / "results.json").read_text())
+    return dict(results["trials"][0]["last"])
+
+
+def test_local_workers_start_with_the_cublas_workspace_setting(tmp_path: Path) -> None:
+    last = run_probe(tmp_path, deterministic=True)
+    assert last["cublas_workspace_config"] == ":4096:8"
