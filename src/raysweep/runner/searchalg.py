@@ -67,11 +67,19 @@ def build_search_alg(
 def default_concurrency(spec: SweepSpec) -> int:
     """Trials that fit on the cluster at once when ``search.max_concurrent`` is unset.
 
+    For Hyperband: every trial of the sweep, so its brackets can fill.
+
     Ray Tune keeps only one trial pending for a custom searcher without a limit,
     which serialises short trials; the limit also sizes the pending-trial queue.
     """
     import ray
 
+    if spec.scheduler.type == "hyperband":
+        # Synchronous Hyperband pauses each trial at a rung until its bracket is
+        # full: a limit below the bracket size would stall every bracket with
+        # paused trials and no trial would ever be stopped early. Pending trials
+        # wait in Ray Tune's queue for free slots.
+        return max(1, spec.search.num_samples)
     if not ray.is_initialized():
         return 1
     resources = ray.cluster_resources()

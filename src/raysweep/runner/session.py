@@ -158,7 +158,9 @@ def _run_phase(
     from raysweep.runner.execute import new_tuner, restored_tuner
     from raysweep.runner.progress import ProgressCallback
     from raysweep.runner.signals import StopCallback
+    from raysweep.runner.tuning import apply_run_env_defaults
 
+    apply_run_env_defaults(spec.total_trials)  # read by Ray Tune when fit() starts
     parts = _parts(run_dir)
     earlier = parts[: next((i for i, p in enumerate(parts) if p.dir == phase.part.dir), len(parts))]
     done, best = _earlier_progress(run_dir, earlier, spec)

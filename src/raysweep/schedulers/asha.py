@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from ray.tune.schedulers import ASHAScheduler, TrialScheduler
+from ray.tune.schedulers import AsyncHyperBandScheduler, TrialScheduler
 
 from raysweep.config.schema import AshaScheduler
+from raysweep.schedulers.next_trial import NextTrialCursor
+
+
+class SweepASHAScheduler(NextTrialCursor, AsyncHyperBandScheduler):
+    """Ray Tune's ASHAScheduler with an O(1) choice of the next trial."""
 
 
 def make_asha(config: AshaScheduler, time_attr: str) -> TrialScheduler:
     """Ray Tune's ASHAScheduler (metric and mode come from TuneConfig)."""
-    return ASHAScheduler(
+    return SweepASHAScheduler(
         time_attr=time_attr,
         max_t=config.max_t,
         grace_period=config.grace_period,
