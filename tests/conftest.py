@@ -1,12 +1,24 @@
-"""Shared fixtures: one real local Ray for the whole session."""
+"""Shared fixtures: one real local Ray for the whole session, and sweep and fit helpers."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 import os
-from collections.abc import Iterator
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from raysweep.trainables.builtins import Reporter
+    from raysweep.trainables.context import TrialContext
+    from raysweep.trainables.data import Dataset
 
 REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -48,3 +60,153 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("gpu") is not None:
             item.add_marker(skip)
+
+
+# The space of ``examples.quadratic:fit`` that each search algorithm explores.
+QUADRATIC_SPACES: dict[str, dict[str, Any]] = {
+    "grid": {"x": {"type": "grid", "values": [1.0, 2.5, 4.0]}, "steps": 4},
+    "random": {"x": {"type": "uniform", "low": 0, "high": 6}, "steps": 4},
+    "optuna": {
+        "x": {"type": "uniform", "low": 0, "high": 6},
+        "y": {"type": "int", "low": -3, "high": 3},
+        "steps": 4,
+    },
+    "hyperopt": {
+        "x": {"type": "uniform", "low": 0, "high": 6},
+        "y": {"type": "choice", "values": [-1, 0, 1]},
+        "steps": 4,
+    },
+}
+
+
+@pytest.fixture(scope="session")
+def quadratic_spaces() -> dict[str, dict[str, Any]]:
+    """:data:`QUADRATIC_SPACES`: search algorithm -> space of ``examples.quadratic:fit``."""
+    return QUADRATIC_SPACES
+
+
+@pytest.fixture(params=sorted(QUADRATIC_SPACES))
+def quadratic_algorithm(request: pytest.FixtureRequest) -> str:
+    """Each search algorithm of :data:`QUADRATIC_SPACES` in turn."""
+    return str(request.param)
+
+
+def small_sweep_data(**fields: Any) -> dict[str, Any]:
+    """sweep.json data of a small sweep; ``fields`` replace or add top-level keys.
+
+    2 random trials of the quadratic example over x in [0, 1], one at a time, seed 42.
+    """
+    return {
+        "name": "small",
+        "trainable": "examples.quadratic:fit",
+        "metric": "loss",
+        "mode": "min",
+        "space": {"x": {"type": "uniform", "low": 0, "high": 1}},
+        "search": {"algorithm": "random", "num_samples": 2, "max_concurrent": 1},
+        "seed": 42,
+        **fields,
+    }
+
+
+@pytest.fixture(scope="session")
+def small_sweep() -> Callable[..., dict[str, Any]]:
+    """:func:`small_sweep_data`: builds a small sweep's sweep.json data."""
+    return small_sweep_data
+
+
+def run_sweep_in_process(tmp_path: Path, data: dict[str, Any]) -> Path:
+    """Run sweep.json ``data`` in this process; it must succeed. Returns its run directory.
+
+    The config goes to ``tmp_path/<name>.json``, the run under ``tmp_path/runs``.
+    """
+    from raysweep import api
+
+    path = tmp_path / f"{data['name']}.json"
+    path.write_text(json.dumps(data))
+    out = io.StringIO()
+    code = api.run_sweep(api.RunOptions(config=path, storage=tmp_path / "runs"), out=out)
+    assert code == 0, out.getvalue()
+    return tmp_path / "runs" / data["name"]
+
+
+@pytest.fixture(scope="session")
+def run_in_process() -> Callable[[Path, dict[str, Any]], Path]:
+    """:func:`run_sweep_in_process`: runs sweep.json data in this process and its Ray."""
+    return run_sweep_in_process
+
+
+def run_sweep_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``python -m raysweep.cli ARGS`` in a fresh process (so a fresh Ray), output captured."""
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["PYTHONPATH"] = str(REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "raysweep.cli", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture(scope="session")
+def sweep_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """:func:`run_sweep_cli`: the ``sweep`` command in a fresh process."""
+    return run_sweep_cli
+
+
+class StopFit(Exception):
+    """Raised by a :class:`Recorder` to end a fit early, like a scheduler stopping a trial."""
+
+
+class Recorder:
+    """A plain-Python reporter: keeps metrics and copies of checkpoints."""
+
+    def __init__(self, root: Path, stop_after: int | None = None) -> None:
+        self.root, self.stop_after = root, stop_after
+        self.metrics: list[dict[str, float]] = []
+        self.checkpoints: dict[int, Path] = {}  # report number -> saved copy
+
+    def __call__(self, metrics: dict[str, float], checkpoint_dir: Path | None) -> None:
+        self.metrics.append(dict(metrics))
+        if checkpoint_dir is not None:
+            copy = self.root / f"ckpt-{len(self.metrics)}"
+            shutil.copytree(checkpoint_dir, copy)
+            self.checkpoints[len(self.metrics)] = copy
+        if self.stop_after is not None and len(self.metrics) >= self.stop_after:
+            raise StopFit
+
+
+Fit = Callable[[dict[str, Any], "TrialContext", "Dataset", "Reporter", Path | None], None]
+"""A built-in's ``fit(config, ctx, dataset, report, checkpoint_dir)``."""
+
+
+def record_builtin_fit(
+    fit: Fit,
+    context: Callable[..., TrialContext],
+    root: Path,
+    config: dict[str, Any],
+    args: dict[str, Any],
+    *,
+    resume: Path | None = None,
+    stop_after: int | None = None,
+    **context_options: Any,
+) -> Recorder:
+    """Fit ``config`` in this process, recording every report.
+
+    The trial is ``context(args, **context_options)`` (``seed``, ``checkpoint_frequency``);
+    the data set comes from ``args``, the trainable_args. Checkpoint copies go under
+    ``root``; ``resume`` is a checkpoint to start from; ``stop_after`` reports end the fit.
+    """
+    from raysweep.trainables.data import load_dataset
+
+    recorder = Recorder(root, stop_after)
+    with contextlib.suppress(StopFit):
+        fit(config, context(args, **context_options), load_dataset(args, 0), recorder, resume)
+    return recorder
+
+
+@pytest.fixture(scope="session")
+def record_fit() -> Callable[..., Recorder]:
+    """:func:`record_builtin_fit`: a built-in's fit in this process, its reports recorded."""
+    return record_builtin_fit

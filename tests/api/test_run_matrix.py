@@ -13,20 +13,7 @@ from raysweep import api
 from raysweep.report.records import SweepResult
 from raysweep.views import load_result
 
-SPACES: dict[str, dict[str, Any]] = {
-    "grid": {"x": {"type": "grid", "values": [1.0, 2.5, 4.0]}, "steps": 4},
-    "random": {"x": {"type": "uniform", "low": 0, "high": 6}, "steps": 4},
-    "optuna": {
-        "x": {"type": "uniform", "low": 0, "high": 6},
-        "y": {"type": "int", "low": -3, "high": 3},
-        "steps": 4,
-    },
-    "hyperopt": {
-        "x": {"type": "uniform", "low": 0, "high": 6},
-        "y": {"type": "choice", "values": [-1, 0, 1]},
-        "steps": 4,
-    },
-}
+Spaces = dict[str, dict[str, Any]]  # algorithm -> space, the quadratic_spaces fixture
 SCHEDULERS: dict[str, dict[str, Any]] = {
     "fifo": {"type": "fifo"},
     "asha": {"type": "asha", "max_t": 4, "grace_period": 1, "reduction_factor": 2},
@@ -35,13 +22,15 @@ SCHEDULERS: dict[str, dict[str, Any]] = {
 }
 
 
-def write_config(tmp_path: Path, algorithm: str, scheduler: str, **extra: Any) -> Path:
+def write_config(
+    tmp_path: Path, algorithm: str, space: dict[str, Any], scheduler: str, **extra: Any
+) -> Path:
     config = {
         "name": f"{algorithm}-{scheduler}",
         "trainable": "examples.quadratic:fit",
         "metric": "loss",
         "mode": "min",
-        "space": SPACES[algorithm],
+        "space": space,
         "search": {
             "algorithm": algorithm,
             "num_samples": 1 if algorithm == "grid" else 4,
@@ -64,18 +53,39 @@ def run(tmp_path: Path, config: Path) -> tuple[int, SweepResult, str]:
 
 
 @pytest.mark.parametrize("scheduler", sorted(SCHEDULERS))
-@pytest.mark.parametrize("algorithm", sorted(SPACES))
 def test_algorithm_scheduler_matrix(
-    ray_session: None, tmp_path: Path, algorithm: str, scheduler: str
+    ray_session: None,
+    tmp_path: Path,
+    quadratic_spaces: Spaces,
+    quadratic_algorithm: str,
+    scheduler: str,
 ) -> None:
-    code, result, output = run(tmp_path, write_config(tmp_path, algorithm, scheduler))
+    config = write_config(
+        tmp_path, quadratic_algorithm, quadratic_spaces[quadratic_algorithm], scheduler
+    )
+    code, result, output = run(tmp_path, config)
     assert code == 0, output
-    expected = 3 if algorithm == "grid" else 4
+    expected = 3 if quadratic_algorithm == "grid" else 4
     assert len(result.trials) == expected
     assert sorted(t.index for t in result.trials) == list(range(expected))
     assert all(t.status in ("completed", "stopped") for t in result.trials)
     assert all(t.best_metric is not None for t in result.trials)
-    if algorithm == "grid":
+    if quadratic_algorithm == "grid":
         assert sorted(t.config["x"] for t in result.trials) == [1.0, 2.5, 4.0]
     assert f"[{expected}/{expected}]" in output
     assert "Best config:" in output
+
+
+def test_hyperband_stops_trials_early_with_the_default_concurrency(
+    ray_session: None, tmp_path: Path, quadratic_spaces: Spaces
+) -> None:
+    """Every trial is admitted at once, so brackets fill and their worst trials stop."""
+    path = write_config(tmp_path, "random", quadratic_spaces["random"], "hyperband")
+    config = json.loads(path.read_text())
+    del config["search"]["max_concurrent"]
+    config["search"]["num_samples"] = 8
+    path.write_text(json.dumps(config))
+    code, result, output = run(tmp_path, path)
+    assert code == 0, output
+    assert len(result.trials) == 8
+    assert any(t.status == "stopped" for t in result.trials), [t.status for t in result.trials]

@@ -5,9 +5,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,6 @@ from raysweep.views import load_result
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
 QUADRATIC: dict[str, Any] = {
     "name": "quad",
     "trainable": "examples.quadratic:fit",
@@ -36,26 +34,7 @@ QUADRATIC: dict[str, Any] = {
 }
 
 
-def sweep_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    env["PYTHONPATH"] = str(REPO)
-    return subprocess.run(
-        [sys.executable, "-m", "raysweep.cli", *args],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
-
-
-def run_in_process(tmp_path: Path, data: dict[str, Any]) -> Path:
-    path = tmp_path / f"{data['name']}.json"
-    path.write_text(json.dumps(data))
-    out = io.StringIO()
-    code = api.run_sweep(api.RunOptions(config=path, storage=tmp_path / "runs"), out=out)
-    assert code == 0, out.getvalue()
-    return tmp_path / "runs" / data["name"]
+RunInProcess = Callable[[Path, dict[str, Any]], Path]
 
 
 def repro_in_process(run_dir: Path, trial_id: str | None = None) -> tuple[int, str]:
@@ -73,13 +52,18 @@ def snapshot(run_dir: Path) -> dict[str, str]:
     }
 
 
-def test_repro_best_trial_of_user_sweep_matches(ray_session: None, tmp_path: Path) -> None:
+def test_repro_best_trial_of_user_sweep_matches(
+    ray_session: None,
+    tmp_path: Path,
+    run_in_process: RunInProcess,
+    sweep_cli: Callable[..., subprocess.CompletedProcess[str]],
+) -> None:
     """The sweep runs here; ``sweep repro`` reruns its best trial in a fresh process and Ray."""
     run_dir = run_in_process(tmp_path, QUADRATIC)
     before = snapshot(run_dir)
     best = json.loads((run_dir / "best_config.json").read_text())["trial_id"]
 
-    repro = sweep_cli("repro", str(run_dir))
+    repro = sweep_cli("repro", str(run_dir), timeout=240)
     assert repro.returncode == 0, repro.stdout + repro.stderr
     lines = repro.stdout.strip().splitlines()
     assert lines[-1] == "match"
@@ -104,7 +88,9 @@ def test_unknown_trial_is_an_input_error(tmp_path: Path) -> None:
     assert not (run_dir / LOG_FILE).exists()
 
 
-def test_tampered_metric_is_a_mismatch(ray_session: None, tmp_path: Path) -> None:
+def test_tampered_metric_is_a_mismatch(
+    ray_session: None, tmp_path: Path, run_in_process: RunInProcess
+) -> None:
     run_dir = run_in_process(tmp_path, QUADRATIC)
     results_path = run_dir / "results.json"
     data = json.loads(results_path.read_text())
@@ -122,7 +108,9 @@ def test_tampered_metric_is_a_mismatch(ray_session: None, tmp_path: Path) -> Non
     assert repr(recorded + 1e-9) in output and repr(recorded) in output
 
 
-def test_trial_stopped_early_reruns_to_its_iteration(ray_session: None, tmp_path: Path) -> None:
+def test_trial_stopped_early_reruns_to_its_iteration(
+    ray_session: None, tmp_path: Path, run_in_process: RunInProcess
+) -> None:
     data = {
         **QUADRATIC,
         "name": "asha",
@@ -138,11 +126,15 @@ def test_trial_stopped_early_reruns_to_its_iteration(ray_session: None, tmp_path
     assert output.strip().endswith("match")
 
 
+# What the three GBM built-ins share: a small data set, 8 rounds, the validation loss.
+GBM: dict[str, Any] = {
+    "trainable_args": {"dataset": "breast_cancer", "num_boost_round": 8},
+    "metric": "val_loss",
+    "mode": "min",
+}
 BUILTINS: dict[str, dict[str, Any]] = {
     "lightgbm": {
-        "trainable_args": {"dataset": "breast_cancer", "num_boost_round": 8},
-        "metric": "val_loss",
-        "mode": "min",
+        **GBM,
         "space": {
             "learning_rate": {"type": "loguniform", "low": 0.05, "high": 0.3},
             "num_leaves": {"type": "int", "low": 4, "high": 16},
@@ -151,21 +143,14 @@ BUILTINS: dict[str, dict[str, Any]] = {
         },
     },
     "xgboost": {
-        "trainable_args": {"dataset": "breast_cancer", "num_boost_round": 8},
-        "metric": "val_loss",
-        "mode": "min",
+        **GBM,
         "space": {
             "eta": {"type": "loguniform", "low": 0.05, "high": 0.3},
             "max_depth": {"type": "int", "low": 2, "high": 5},
             "subsample": 0.8,
         },
     },
-    "catboost": {
-        "trainable_args": {"dataset": "breast_cancer", "num_boost_round": 8},
-        "metric": "val_loss",
-        "mode": "min",
-        "space": {"depth": {"type": "int", "low": 2, "high": 4}, "rsm": 0.8},
-    },
+    "catboost": {**GBM, "space": {"depth": {"type": "int", "low": 2, "high": 4}, "rsm": 0.8}},
     "torch_mlp": {
         "trainable_args": {"dataset": "wine", "epochs": 3},
         "metric": "val_accuracy",
@@ -180,7 +165,9 @@ BUILTINS: dict[str, dict[str, Any]] = {
 
 
 @pytest.mark.parametrize("trainable", sorted(BUILTINS))
-def test_repro_best_trial_of_builtin(ray_session: None, tmp_path: Path, trainable: str) -> None:
+def test_repro_best_trial_of_builtin(
+    ray_session: None, tmp_path: Path, run_in_process: RunInProcess, trainable: str
+) -> None:
     data = {
         "name": trainable,
         "trainable": trainable,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,21 +22,18 @@ REPO = Path(__file__).resolve().parents[2]
 CPU_PLAN = GPUPlan(physical_ids=(), num_gpus=0, cpu_fallback=False)
 
 
-def make_spec(**extra: Any) -> Any:
-    data: dict[str, Any] = {
-        "name": "m",
-        "trainable": "examples.quadratic:fit",
-        "metric": "loss",
-        "mode": "min",
-        "space": {"x": {"type": "uniform", "low": 0, "high": 1}},
-        "search": {"algorithm": "random", "num_samples": 2, "max_concurrent": 1},
-        "seed": 42,
-        **extra,
-    }
-    return parse_spec(data)
+MakeSpec = Callable[..., Any]
 
 
-def test_manifest_has_every_field(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def make_spec(small_sweep: Callable[..., dict[str, Any]]) -> MakeSpec:
+    """Parses the small sweep (seed 42) named "m", keyword arguments replacing its keys."""
+    return lambda **extra: parse_spec(small_sweep(name="m", **extra))
+
+
+def test_manifest_has_every_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make_spec: MakeSpec
+) -> None:
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
     monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
     spec = make_spec(reproducibility={"strict": True, "batch_size": 6})
@@ -100,7 +98,7 @@ def test_manifest_imports_no_heavy_library() -> None:
     assert out.strip() == "[]"  # building repro.json never imports torch or a GBM library
 
 
-def test_warnings_for_gpu_libraries_plans_and_timing() -> None:
+def test_warnings_for_gpu_libraries_plans_and_timing(make_spec: MakeSpec) -> None:
     plan = GPUPlan(physical_ids=(0, 1), num_gpus=2, cpu_fallback=False, warnings=("plan note",))
     spec = make_spec(
         trainable="catboost",
@@ -120,7 +118,7 @@ def test_warnings_for_gpu_libraries_plans_and_timing() -> None:
     assert on_cpu["gpu_plan"]["gpus_per_trial"] == 0.0
 
 
-def test_warnings_for_timing_dependent_searchers_and_schedulers() -> None:
+def test_warnings_for_timing_dependent_searchers_and_schedulers(make_spec: MakeSpec) -> None:
     spec = make_spec(
         space={"x": {"type": "uniform", "low": 0, "high": 1}},
         search={"algorithm": "optuna", "num_samples": 4, "max_concurrent": 2},
@@ -137,7 +135,7 @@ def test_warnings_for_timing_dependent_searchers_and_schedulers() -> None:
     assert [w for w in data["warnings"] if "deterministic=false" in w]
 
 
-def test_rewrite_keeps_earlier_manifests(tmp_path: Path) -> None:
+def test_rewrite_keeps_earlier_manifests(tmp_path: Path, make_spec: MakeSpec) -> None:
     first = manifest.write_manifest(tmp_path, make_spec(), CPU_PLAN)
     manifest.write_manifest(tmp_path, make_spec(), CPU_PLAN)
     third = manifest.write_manifest(tmp_path, make_spec(seed=43), CPU_PLAN)
@@ -146,3 +144,32 @@ def test_rewrite_keeps_earlier_manifests(tmp_path: Path) -> None:
     assert [m["master_seed"] for m in data["previous"]] == [42, 42]
     assert data["previous"][0] == json.loads(json.dumps(first))
     assert all("previous" not in m for m in data["previous"])
+
+
+def test_gpus_auto_is_pending_then_recorded(tmp_path: Path, make_spec: MakeSpec) -> None:
+    spec = make_spec(resources={"gpus_per_trial": "auto"})
+    plan = GPUPlan(physical_ids=(0,), num_gpus=1, cpu_fallback=False)
+    manifest.write_manifest(tmp_path, spec, plan)
+    data = manifest.read_manifest(tmp_path)
+    assert data["gpu_plan"]["gpus_per_trial"] == "auto"
+    assert data[manifest.GPUS_AUTO_KEY] is None
+    record = {"gpus_per_trial": 0.125, "trials_per_gpu": 8, "warnings": ["probe note"]}
+    manifest.record_gpus_auto(tmp_path, record)
+    data = manifest.read_manifest(tmp_path)
+    assert data["gpu_plan"]["gpus_per_trial"] == 0.125
+    assert data[manifest.GPUS_AUTO_KEY] == record
+    assert data["warnings"][-1] == "probe note"
+    rebuilt = manifest.build_manifest(spec, plan, record)  # a resume that extends the run
+    assert rebuilt["gpu_plan"]["gpus_per_trial"] == 0.125
+    assert rebuilt[manifest.GPUS_AUTO_KEY] == record and "probe note" in rebuilt["warnings"]
+    assert rebuilt["spec_sha256"] == spec_hash(spec)  # the hash of what the user wrote
+
+
+def test_gpus_auto_on_cpu_fallback_and_numbers(make_spec: MakeSpec) -> None:
+    spec = make_spec(resources={"gpus_per_trial": "auto"})
+    fallback = GPUPlan((), 0, True, ("asks for GPUs (resources.gpus_per_trial=auto) ...",))
+    data = manifest.build_manifest(spec, fallback)
+    assert data["gpu_plan"]["gpus_per_trial"] == 0.0 and data["gpu_plan"]["cpu_fallback"]
+    assert data[manifest.GPUS_AUTO_KEY] is None
+    assert "resources.gpus_per_trial=auto" in data["warnings"][0]
+    assert manifest.GPUS_AUTO_KEY not in manifest.build_manifest(make_spec(), CPU_PLAN)

@@ -2,44 +2,27 @@
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import random
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from raysweep import api
 from raysweep.report.records import SweepResult
 from raysweep.repro.seeds import trial_seed_for
 from raysweep.views import load_result
 
 pytestmark = pytest.mark.slow
-REPO = Path(__file__).resolve().parents[2]
-
-SPACES: dict[str, dict[str, Any]] = {
-    "grid": {"x": {"type": "grid", "values": [1.0, 2.5, 4.0]}, "steps": 4},
-    "random": {"x": {"type": "uniform", "low": 0, "high": 6}, "steps": 4},
-    "optuna": {
-        "x": {"type": "uniform", "low": 0, "high": 6},
-        "y": {"type": "int", "low": -3, "high": 3},
-        "steps": 4,
-    },
-    "hyperopt": {
-        "x": {"type": "uniform", "low": 0, "high": 6},
-        "y": {"type": "choice", "values": [-1, 0, 1]},
-        "steps": 4,
-    },
-}
+RunSweep = Callable[[Path, dict[str, Any]], SweepResult]
+Spaces = dict[str, dict[str, Any]]  # algorithm -> space, the quadratic_spaces fixture
 OPTIONS = {"optuna": {"n_startup_trials": 2}, "hyperopt": {"n_initial_points": 2}}
 
 
-def config(name: str, algorithm: str, **extra: Any) -> dict[str, Any]:
+def config(name: str, algorithm: str, space: dict[str, Any], **extra: Any) -> dict[str, Any]:
     search = {
         "algorithm": algorithm,
         "num_samples": 1 if algorithm == "grid" else 5,
@@ -51,20 +34,17 @@ def config(name: str, algorithm: str, **extra: Any) -> dict[str, Any]:
         "trainable": "examples.quadratic:fit",
         "metric": "loss",
         "mode": "min",
-        "space": SPACES[algorithm],
+        "space": space,
         "search": {**search, **extra.pop("search", {})},
         "seed": 17,
         **extra,
     }
 
 
-def run(tmp_path: Path, data: dict[str, Any]) -> SweepResult:
-    path = tmp_path / f"{data['name']}.json"
-    path.write_text(json.dumps(data))
-    out = io.StringIO()
-    code = api.run_sweep(api.RunOptions(config=path, storage=tmp_path / "runs"), out=out)
-    assert code == 0, out.getvalue()
-    return load_result(tmp_path / "runs" / data["name"])
+@pytest.fixture(scope="module")
+def run_sweep(run_in_process: Callable[[Path, dict[str, Any]], Path]) -> RunSweep:
+    """Runs sweep.json data in this process (see ``run_in_process``) and loads its results."""
+    return lambda tmp_path, data: load_result(run_in_process(tmp_path, data))
 
 
 def fingerprint(result: SweepResult) -> list[tuple[Any, ...]]:
@@ -86,13 +66,19 @@ def fingerprint(result: SweepResult) -> list[tuple[Any, ...]]:
     ],
 )
 def test_same_seed_one_at_a_time_repeats(
-    ray_session: None, tmp_path: Path, algorithm: str, scheduler: str
+    ray_session: None,
+    tmp_path: Path,
+    run_sweep: RunSweep,
+    quadratic_spaces: Spaces,
+    algorithm: str,
+    scheduler: str,
 ) -> None:
     sched = {"type": "fifo"}
     if scheduler == "hyperband":
         sched = {"type": "hyperband", "max_t": 4, "reduction_factor": 2}
-    first = run(tmp_path, config("a", algorithm, scheduler=sched))
-    second = run(tmp_path, config("b", algorithm, scheduler=sched))
+    space = quadratic_spaces[algorithm]
+    first = run_sweep(tmp_path, config("a", algorithm, space, scheduler=sched))
+    second = run_sweep(tmp_path, config("b", algorithm, space, scheduler=sched))
     assert fingerprint(first) == fingerprint(second)
     assert [t.index for t in first.trials] == list(range(len(first.trials)))
     assert [t.seed for t in first.trials] == [trial_seed_for(17, t.index) for t in first.trials]
@@ -100,21 +86,24 @@ def test_same_seed_one_at_a_time_repeats(
         assert {t.iterations for t in first.trials} <= {1, 2, 3, 4}
 
 
-def test_different_seed_gives_different_configs(ray_session: None, tmp_path: Path) -> None:
-    first = run(tmp_path, config("a", "optuna"))
-    other = run(tmp_path, {**config("b", "optuna"), "seed": 18})
+def test_different_seed_gives_different_configs(
+    ray_session: None, tmp_path: Path, run_sweep: RunSweep, quadratic_spaces: Spaces
+) -> None:
+    space = quadratic_spaces["optuna"]
+    first = run_sweep(tmp_path, config("a", "optuna", space))
+    other = run_sweep(tmp_path, {**config("b", "optuna", space), "seed": 18})
     xs = [t.config["x"] for t in first.trials]
     assert xs != [t.config["x"] for t in other.trials]
     assert not set(xs) & {t.config["x"] for t in other.trials}
 
 
-def jittery(name: str, algorithm: str, slots: int) -> dict[str, Any]:
+def jittery(name: str, algorithm: str, space: dict[str, Any], slots: int) -> dict[str, Any]:
     return {
         "name": name,
         "trainable": "examples.jittery:fit",
         "metric": "loss",
         "mode": "min",
-        "space": {**SPACES[algorithm], "steps": 3, "max_sleep_s": 0.08},
+        "space": {**space, "steps": 3, "max_sleep_s": 0.08},
         "search": {
             "algorithm": algorithm,
             "num_samples": 7,
@@ -126,9 +115,15 @@ def jittery(name: str, algorithm: str, slots: int) -> dict[str, Any]:
     }
 
 
-def test_strict_mode_ignores_parallelism_and_timing(ray_session: None, tmp_path: Path) -> None:
+def test_strict_mode_ignores_parallelism_and_timing(
+    ray_session: None, tmp_path: Path, run_sweep: RunSweep, quadratic_spaces: Spaces
+) -> None:
     """Optuna (TPE after 2 startup trials) in batches of 3, trials sleeping at random."""
-    runs = {slots: run(tmp_path, jittery(f"s{slots}", "optuna", slots)) for slots in (1, 2, 4)}
+    space = quadratic_spaces["optuna"]
+    runs = {
+        slots: run_sweep(tmp_path, jittery(f"s{slots}", "optuna", space, slots))
+        for slots in (1, 2, 4)
+    }
     expected = fingerprint(runs[1])
     assert len(expected) == 7
     assert all(t.status == "completed" for t in runs[1].trials)
@@ -137,18 +132,20 @@ def test_strict_mode_ignores_parallelism_and_timing(ray_session: None, tmp_path:
 
 
 @pytest.fixture(scope="module")
-def probe_result(ray_session: None, tmp_path_factory: pytest.TempPathFactory) -> SweepResult:
+def probe_result(
+    ray_session: None,
+    tmp_path_factory: pytest.TempPathFactory,
+    run_sweep: RunSweep,
+    small_sweep: Callable[..., dict[str, Any]],
+) -> SweepResult:
     """4 trials, one at a time on reused actors, each reporting its first RNG draws."""
-    data = {
-        "name": "probe",
-        "trainable": "examples.rng_probe:fit",
-        "metric": "loss",
-        "mode": "min",
-        "space": {"x": {"type": "uniform", "low": 0, "high": 1}},
-        "search": {"algorithm": "random", "num_samples": 4, "max_concurrent": 1},
-        "seed": 99,
-    }
-    return run(tmp_path_factory.mktemp("probe"), data)
+    data = small_sweep(
+        name="probe",
+        trainable="examples.rng_probe:fit",
+        search={"algorithm": "random", "num_samples": 4, "max_concurrent": 1},
+        seed=99,
+    )
+    return run_sweep(tmp_path_factory.mktemp("probe"), data)
 
 
 def test_reused_actor_does_not_leak_rng_state(probe_result: SweepResult) -> None:
@@ -172,21 +169,10 @@ def test_torch_rng_is_seeded_on_fresh_and_reused_actors(probe_result: SweepResul
         assert trial.last["first_torch"] == float(torch.rand(1).item()), trial.index
 
 
-def sweep_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    env["PYTHONPATH"] = str(REPO)
-    return subprocess.run(
-        [sys.executable, "-m", "raysweep.cli", *args],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
 @pytest.mark.gpu
-def test_torch_mlp_on_cuda_repeats_in_deterministic_mode(tmp_path: Path) -> None:
+def test_torch_mlp_on_cuda_repeats_in_deterministic_mode(
+    tmp_path: Path, sweep_cli: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
     """Two runs on GPU 0 (fresh Ray each) give bit-identical metrics; repro agrees."""
     data = {
         "name": "mlp-gpu",

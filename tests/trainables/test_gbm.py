@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import shutil
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,28 +26,6 @@ SAMPLING: dict[str, dict[str, Any]] = {
 }
 
 
-class Stop(Exception):
-    """Raised by a reporter to end a run early, like a scheduler stopping a trial."""
-
-
-class Recorder:
-    """A plain-Python reporter: keeps metrics and copies of checkpoints."""
-
-    def __init__(self, root: Path, stop_after: int | None = None) -> None:
-        self.root, self.stop_after = root, stop_after
-        self.metrics: list[dict[str, float]] = []
-        self.checkpoints: dict[int, Path] = {}  # report number -> saved copy
-
-    def __call__(self, metrics: dict[str, float], checkpoint_dir: Path | None) -> None:
-        self.metrics.append(dict(metrics))
-        if checkpoint_dir is not None:
-            copy = self.root / f"ckpt-{len(self.metrics)}"
-            shutil.copytree(checkpoint_dir, copy)
-            self.checkpoints[len(self.metrics)] = copy
-        if self.stop_after is not None and len(self.metrics) >= self.stop_after:
-            raise Stop
-
-
 def ctx_for(args: dict[str, Any], seed: int = 42, checkpoint_frequency: int = 0) -> TrialContext:
     return TrialContext(
         index=0, seed=seed, metric="val_loss", mode="min", trainable_args=args,
@@ -55,29 +33,23 @@ def ctx_for(args: dict[str, Any], seed: int = 42, checkpoint_frequency: int = 0)
     )  # fmt: skip
 
 
-def run(
-    library: Library,
-    tmp_path: Path,
-    config: dict[str, Any],
-    args: dict[str, Any],
-    *,
-    seed: int = 42,
-    checkpoint_frequency: int = 0,
-    resume: Path | None = None,
-    stop_after: int | None = None,
-) -> Recorder:
-    recorder = Recorder(tmp_path, stop_after)
-    ctx = ctx_for(args, seed, checkpoint_frequency)
-    with contextlib.suppress(Stop):
-        fit_gbm(library, config, ctx, load_dataset(args, 0), recorder, resume)
-    return recorder
+@pytest.fixture
+def run_gbm(record_fit: Callable[..., Any]) -> Callable[..., Any]:
+    """``record_fit`` of ``library`` (the first argument), the trial from ``ctx_for``."""
+
+    def run(library: Library, *rest: Any, **options: Any) -> Any:
+        return record_fit(partial(fit_gbm, library), ctx_for, *rest, **options)
+
+    return run
 
 
 @pytest.mark.parametrize("library", LIBRARIES)
 @pytest.mark.parametrize("dataset", ["breast_cancer", "wine", "diabetes"])
-def test_reports_every_round(library: Library, dataset: str, tmp_path: Path) -> None:
+def test_reports_every_round(
+    library: Library, dataset: str, tmp_path: Path, run_gbm: Callable[..., Any]
+) -> None:
     args = {"dataset": dataset, "num_boost_round": 6}
-    rec = run(library, tmp_path, {"learning_rate": 0.3}, args)
+    rec = run_gbm(library, tmp_path, {"learning_rate": 0.3}, args)
     assert [m["rounds"] for m in rec.metrics] == [1, 2, 3, 4, 5, 6]
     assert set(rec.metrics[-1]) == set(reported_metrics(library, args))
     first, last = rec.metrics[0], rec.metrics[-1]
@@ -90,39 +62,47 @@ def test_reports_every_round(library: Library, dataset: str, tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("library", LIBRARIES)
-def test_report_every_and_same_seed_repeats(library: Library, tmp_path: Path) -> None:
+def test_report_every_and_same_seed_repeats(
+    library: Library, tmp_path: Path, run_gbm: Callable[..., Any]
+) -> None:
     args = {"dataset": "breast_cancer", "num_boost_round": 7, "report_every": 3}
-    a = run(library, tmp_path, SAMPLING[library], args)
-    b = run(library, tmp_path, SAMPLING[library], args)
-    c = run(library, tmp_path, SAMPLING[library], args, seed=43)
+    a = run_gbm(library, tmp_path, SAMPLING[library], args)
+    b = run_gbm(library, tmp_path, SAMPLING[library], args)
+    c = run_gbm(library, tmp_path, SAMPLING[library], args, seed=43)
     assert [m["rounds"] for m in a.metrics] == [3, 6, 7]
     assert a.metrics == b.metrics
     assert a.metrics != c.metrics
 
 
 @pytest.mark.parametrize("library", LIBRARIES)
-def test_resume_from_checkpoint_is_bit_identical(library: Library, tmp_path: Path) -> None:
+def test_resume_from_checkpoint_is_bit_identical(
+    library: Library, tmp_path: Path, run_gbm: Callable[..., Any]
+) -> None:
     args = {"dataset": "wine", "num_boost_round": 12, "report_every": 2}
     config = {**SAMPLING[library], "learning_rate": 0.2}
-    full = run(library, tmp_path / "full", config, args, checkpoint_frequency=2)
+    full = run_gbm(library, tmp_path / "full", config, args, checkpoint_frequency=2)
     assert [m["rounds"] for m in full.metrics] == [2, 4, 6, 8, 10, 12]
     assert sorted(full.checkpoints) == [2, 4, 6]  # every 2 reports, and the last one
     # A trial stopped after its 3rd report restarts from the checkpoint of report 2.
-    stopped = run(library, tmp_path / "stop", config, args, checkpoint_frequency=2, stop_after=3)
+    stopped = run_gbm(
+        library, tmp_path / "stop", config, args, checkpoint_frequency=2, stop_after=3
+    )
     assert stopped.metrics == full.metrics[:3]
     checkpoint = stopped.checkpoints[2]
     meta = json.loads((checkpoint / CHECKPOINT_META).read_text())
     assert meta["trainable"] == library and (meta["rounds"], meta["reports"]) == (4, 2)
-    resumed = run(library, tmp_path / "resume", config, args, checkpoint_frequency=2,
-                  resume=checkpoint)  # fmt: skip
+    resumed = run_gbm(library, tmp_path / "resume", config, args, checkpoint_frequency=2,
+                      resume=checkpoint)  # fmt: skip
     assert resumed.metrics == full.metrics[2:]
 
 
-def test_checkpoint_of_another_trainable_is_refused(tmp_path: Path) -> None:
+def test_checkpoint_of_another_trainable_is_refused(
+    tmp_path: Path, run_gbm: Callable[..., Any]
+) -> None:
     args = {"dataset": "wine", "num_boost_round": 2}
-    rec = run("xgboost", tmp_path, {}, args, checkpoint_frequency=1)
+    rec = run_gbm("xgboost", tmp_path, {}, args, checkpoint_frequency=1)
     with pytest.raises(TrainableError, match="written by 'xgboost'"):
-        run("lightgbm", tmp_path, {}, args, resume=rec.checkpoints[1])
+        run_gbm("lightgbm", tmp_path, {}, args, resume=rec.checkpoints[1])
 
 
 def test_build_params_precedence() -> None:
@@ -164,7 +144,9 @@ def _ray_trial(config: dict[str, Any]) -> None:
     getattr(gbm, f"train_{library}")(config, ctx)
 
 
-def test_ray_trials_report_checkpoint_and_recover(ray_session: None, tmp_path: Path) -> None:
+def test_ray_trials_report_checkpoint_and_recover(
+    ray_session: None, tmp_path: Path, run_gbm: Callable[..., Any]
+) -> None:
     """Each trial crashes after its first checkpoint; Ray restarts it from there."""
     from ray import tune
     from ray.tune.logger import JsonLoggerCallback
@@ -196,6 +178,6 @@ def test_ray_trials_report_checkpoint_and_recover(ray_session: None, tmp_path: P
         rounds = list(history["rounds"])  # rows Ray logged across the crash and restore
         assert rounds[-1] == 8 and set(rounds) <= {2, 4, 6, 8} and rounds == sorted(rounds)
         # the recovered trial ends exactly like an uninterrupted one
-        clean = run(library, tmp_path / library, config, args, checkpoint_frequency=2)
+        clean = run_gbm(library, tmp_path / library, config, args, checkpoint_frequency=2)
         keys = ("val_loss", "val_accuracy")
         assert [result.metrics[k] for k in keys] == [clean.metrics[-1][k] for k in keys]

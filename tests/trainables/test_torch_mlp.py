@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import shutil
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -17,54 +17,21 @@ from raysweep.trainables.data import load_dataset
 from raysweep.trainables.torch_mlp import fit_torch_mlp, hyperparams
 
 
-class Stop(Exception):
-    """Raised by the reporter to end a run early, like a scheduler stopping a trial."""
-
-
-class Recorder:
-    """A plain-Python reporter: keeps metrics and copies of checkpoints."""
-
-    def __init__(self, root: Path, stop_after: int | None = None) -> None:
-        self.root, self.stop_after = root, stop_after
-        self.metrics: list[dict[str, float]] = []
-        self.checkpoints: dict[int, Path] = {}
-
-    def __call__(self, metrics: dict[str, float], checkpoint_dir: Path | None) -> None:
-        self.metrics.append(dict(metrics))
-        if checkpoint_dir is not None:
-            copy = self.root / f"ckpt-{len(self.metrics)}"
-            shutil.copytree(checkpoint_dir, copy)
-            self.checkpoints[len(self.metrics)] = copy
-        if self.stop_after is not None and len(self.metrics) >= self.stop_after:
-            raise Stop
-
-
 def ctx_for(args: dict[str, Any], seed: int = 7, **kwargs: Any) -> TrialContext:
     return TrialContext(index=0, seed=seed, metric="val_loss", mode="min", trainable_args=args,
                         **kwargs)  # fmt: skip
 
 
-def run(
-    tmp_path: Path,
-    config: dict[str, Any],
-    args: dict[str, Any],
-    *,
-    seed: int = 7,
-    checkpoint_frequency: int = 0,
-    resume: Path | None = None,
-    stop_after: int | None = None,
-) -> Recorder:
-    recorder = Recorder(tmp_path, stop_after)
-    ctx = ctx_for(args, seed, checkpoint_frequency=checkpoint_frequency)
-    with contextlib.suppress(Stop):
-        fit_torch_mlp(config, ctx, load_dataset(args, 0), recorder, resume)
-    return recorder
+@pytest.fixture
+def run_mlp(record_fit: Callable[..., Any]) -> Callable[..., Any]:
+    """``record_fit`` of the MLP, the trial from ``ctx_for``."""
+    return partial(record_fit, fit_torch_mlp, ctx_for)
 
 
 @pytest.mark.parametrize("dataset", ["breast_cancer", "wine", "diabetes"])
-def test_one_report_per_epoch(dataset: str, tmp_path: Path) -> None:
+def test_one_report_per_epoch(dataset: str, tmp_path: Path, run_mlp: Callable[..., Any]) -> None:
     args = {"dataset": dataset, "epochs": 4}
-    rec = run(tmp_path, {"lr": 0.01, "hidden_size": 16}, args)
+    rec = run_mlp(tmp_path, {"lr": 0.01, "hidden_size": 16}, args)
     assert [m["epoch"] for m in rec.metrics] == [1, 2, 3, 4]
     assert set(rec.metrics[-1]) == set(reported_metrics("torch_mlp", args))
     assert rec.metrics[-1]["val_loss"] < rec.metrics[0]["val_loss"]
@@ -75,27 +42,29 @@ def test_one_report_per_epoch(dataset: str, tmp_path: Path) -> None:
         assert rec.metrics[-1]["val_accuracy"] > 0.8
 
 
-def test_same_seed_repeats_and_seed_matters(tmp_path: Path) -> None:
+def test_same_seed_repeats_and_seed_matters(tmp_path: Path, run_mlp: Callable[..., Any]) -> None:
     args = {"dataset": "digits", "epochs": 2}
     config = {"dropout": 0.3, "batch_size": 32, "optimizer": "sgd", "lr": 0.05, "momentum": 0.9}
-    a, b = run(tmp_path, config, args), run(tmp_path, config, args)
-    c = run(tmp_path, config, args, seed=8)
+    a, b = run_mlp(tmp_path, config, args), run_mlp(tmp_path, config, args)
+    c = run_mlp(tmp_path, config, args, seed=8)
     assert a.metrics == b.metrics
     assert a.metrics != c.metrics
 
 
-def test_resume_from_checkpoint_is_bit_identical(tmp_path: Path) -> None:
+def test_resume_from_checkpoint_is_bit_identical(
+    tmp_path: Path, run_mlp: Callable[..., Any]
+) -> None:
     args = {"dataset": "wine", "epochs": 5}
     config = {"dropout": 0.2, "lr": 0.01, "num_layers": 3, "hidden_size": 32, "batch_size": 16}
-    full = run(tmp_path / "full", config, args, checkpoint_frequency=2)
+    full = run_mlp(tmp_path / "full", config, args, checkpoint_frequency=2)
     assert sorted(full.checkpoints) == [2, 4, 5]  # every 2 epochs, and the last one
-    stopped = run(tmp_path / "stop", config, args, checkpoint_frequency=2, stop_after=3)
+    stopped = run_mlp(tmp_path / "stop", config, args, checkpoint_frequency=2, stop_after=3)
     assert stopped.metrics == full.metrics[:3]
     checkpoint = stopped.checkpoints[2]
     meta = json.loads((checkpoint / CHECKPOINT_META).read_text())
     assert (meta["trainable"], meta["epoch"], meta["reports"]) == ("torch_mlp", 2, 2)
     assert (checkpoint / "state.pt").is_file()
-    resumed = run(tmp_path / "resume", config, args, checkpoint_frequency=2, resume=checkpoint)
+    resumed = run_mlp(tmp_path / "resume", config, args, checkpoint_frequency=2, resume=checkpoint)
     assert resumed.metrics == full.metrics[2:]
 
 
@@ -146,7 +115,9 @@ def _ray_trial(config: dict[str, Any]) -> None:
     torch_mlp.train_torch_mlp(config, ctx)
 
 
-def test_ray_trial_checkpoints_and_recovers(ray_session: None, tmp_path: Path) -> None:
+def test_ray_trial_checkpoints_and_recovers(
+    ray_session: None, tmp_path: Path, run_mlp: Callable[..., Any]
+) -> None:
     from ray import tune
     from ray.tune.logger import JsonLoggerCallback
 
@@ -167,5 +138,5 @@ def test_ray_trial_checkpoints_and_recovers(ray_session: None, tmp_path: Path) -
     assert result.metrics["epoch"] == 3 and result.metrics["training_iteration"] == 3
     assert result.checkpoint is not None
     assert {p.name for p in Path(result.checkpoint.path).iterdir()} >= {"state.pt", CHECKPOINT_META}
-    clean = run(tmp_path / "clean", config, args, checkpoint_frequency=1)
+    clean = run_mlp(tmp_path / "clean", config, args, checkpoint_frequency=1)
     assert result.metrics["val_loss"] == clean.metrics[-1]["val_loss"]
