@@ -1,4 +1,4 @@
-"""The environment deterministic runs need reaches trial workers from their start."""
+"""The environment a run sets: what trial workers start with, and Ray settings it needs."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run_probe(tmp_path: Path, deterministic: bool) -> dict[str, object]:
+def run_probe(
+    tmp_path: Path, deterministic: bool, extra_env: dict[str, str] | None = None
+) -> dict[str, object]:
     config = {
         "name": "env",
         "trainable": "examples.device_probe:probe",
@@ -25,6 +27,7 @@ def run_probe(tmp_path: Path, deterministic: bool) -> dict[str, object]:
     path.write_text(json.dumps(config))
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("CUBLAS_WORKSPACE_CONFIG", None)
+    env.update(extra_env or {})
     proc = subprocess.run(
         [sys.executable, "-m", "raysweep.cli", "run", "--config", str(path), "--storage", "runs"],
         cwd=tmp_path,
@@ -41,3 +44,10 @@ def run_probe(tmp_path: Path, deterministic: bool) -> dict[str, object]:
 def test_local_workers_start_with_the_cublas_workspace_setting(tmp_path: Path) -> None:
     last = run_probe(tmp_path, deterministic=True)
     assert last["cublas_workspace_config"] == ":4096:8"
+
+
+def test_ray_new_output_engine_cannot_drop_the_progress_log(tmp_path: Path) -> None:
+    """That engine discards progress callbacks; trials.jsonl (read by resume) must survive."""
+    run_probe(tmp_path, deterministic=False, extra_env={"RAY_AIR_NEW_OUTPUT": "1"})
+    events = (tmp_path / "runs" / "env" / "trials.jsonl").read_text().splitlines()
+    assert [json.loads(line)["event"] for line in events] == ["start", "ended"]

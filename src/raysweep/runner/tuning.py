@@ -28,9 +28,6 @@ RAY_ENV_DEFAULTS: dict[str, str] = {
     # them. results.json comes from our own collector; ExperimentAnalysis needs
     # only the JSON logger, which the runner adds back.
     "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS": "1",
-    # Ray's new console output engine (progress tables per result): ~2x fewer
-    # no-op trials/s; raysweep prints its own line per finished trial.
-    "RAY_AIR_NEW_OUTPUT": "0",
     # Ray starts one idle worker per CPU when the first driver connects; Tune's
     # trial actors never use them (they get workers of their own), so on a small
     # machine they only compete with ray.init and the first trials for CPU
@@ -39,16 +36,22 @@ RAY_ENV_DEFAULTS: dict[str, str] = {
     "RAY_USAGE_STATS_ENABLED": "0",
 }
 
+# Set whatever the environment says. Ray's new console output engine drops every
+# TrialProgressCallback passed in, and raysweep's progress callback (trials.jsonl,
+# which crash recovery reads) is one; the old engine at verbose=0 prints nothing.
+RAY_ENV_REQUIRED: dict[str, str] = {"RAY_AIR_NEW_OUTPUT": "0"}
+
 _user_set: set[str] | None = None  # keys the environment had before raysweep touched it
 
 
 def apply_ray_env_defaults() -> None:
-    """Set the defaults above unless the user set them."""
+    """Set the defaults above unless the user set them, and the required settings."""
     global _user_set
     if _user_set is None:
         _user_set = {key for key in RAY_ENV_DEFAULTS if key in os.environ}
     for key, value in RAY_ENV_DEFAULTS.items():
         os.environ.setdefault(key, value)
+    os.environ.update(RAY_ENV_REQUIRED)
 
 
 def snapshot_period_s(total_trials: int) -> float:
