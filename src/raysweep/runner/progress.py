@@ -101,7 +101,9 @@ class ProgressCallback(TrialProgressCallback):
             if better:
                 self.best = float(value)
 
-    def on_trial_result(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
+    def on_trial_result(
+        self, iteration: int, trials: list[Any], trial: Any, result: dict[Any, Any], **info: Any
+    ) -> None:
         """Intermediate results are not printed (one line per finished trial)."""
 
     def on_trial_start(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
