@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,21 +24,8 @@ def parser(description: str) -> argparse.ArgumentParser:
         action="store_true",
         help="do not update BENCHMARKS.md (--quick never updates it)",
     )
-    p.add_argument(
-        "--proposed",
-        action="store_true",
-        help="also run raysweep with the changes proposed for its src (benchmarks.prototypes)",
-    )
     p.add_argument("--markdown", type=Path, default=BENCHMARKS_MD, help=argparse.SUPPRESS)
     return p
-
-
-def enable_proposed(args: argparse.Namespace) -> None:
-    """Make ``--proposed`` visible to the benchmark modules."""
-    if args.proposed:
-        from benchmarks.launch import PROPOSED_ENV
-
-        os.environ[PROPOSED_ENV] = "1"
 
 
 def run_one(
@@ -54,10 +40,6 @@ def run_one(
 ) -> dict[str, Any]:
     """Run one benchmark, stamp it with date/machine/versions/command and write its JSON."""
     extra = [*extra_args]
-    from benchmarks.launch import proposed_enabled
-
-    if proposed_enabled():
-        extra.append("--proposed")
     if repeats:
         extra += ["--repeats", str(repeats)]
     if trials:
@@ -92,10 +74,10 @@ def refresh_markdown(markdown: Path, results_dir: Path, results: list[dict[str, 
     update_targets(markdown, [r for r in every if r is not None])
 
 
-def bench_main(name: str, description: str, run: RunFunc, argv: Sequence[str] | None) -> int:
-    """``main`` of a benchmark module: run it, write JSON, update BENCHMARKS.md."""
-    args = parser(description).parse_args(argv)
-    enable_proposed(args)
+def run_and_report(
+    name: str, run: RunFunc, args: argparse.Namespace, extra_args: Sequence[str] = ()
+) -> int:
+    """Run one benchmark as ``args`` (from :func:`parser`) say, update BENCHMARKS.md, print it."""
     result = run_one(
         name,
         run,
@@ -103,6 +85,7 @@ def bench_main(name: str, description: str, run: RunFunc, argv: Sequence[str] | 
         repeats=args.repeats,
         results_dir=args.results_dir,
         trials=args.trials,
+        extra_args=extra_args,
     )
     if not args.quick and not args.no_md:
         refresh_markdown(args.markdown, args.results_dir, [result])
@@ -110,3 +93,8 @@ def bench_main(name: str, description: str, run: RunFunc, argv: Sequence[str] | 
 
     print(render_summary(result))
     return 0
+
+
+def bench_main(name: str, description: str, run: RunFunc, argv: Sequence[str] | None) -> int:
+    """``main`` of a benchmark module: run it, write JSON, update BENCHMARKS.md."""
+    return run_and_report(name, run, parser(description).parse_args(argv))

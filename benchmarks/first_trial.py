@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
-from benchmarks.common import log, ratio, summarize, target
-from benchmarks.launch import PROPOSED, Launch, proposed_enabled, proposed_kwargs
+from benchmarks.common import interleave, ratio, summarize, target
+from benchmarks.launch import Launch
 from benchmarks.overhead import run_raw_noop, run_sweep_noop
 
 NAME = "first_trial"
@@ -58,23 +59,18 @@ def run(
     """raysweep and raw Ray Tune (defaults), interleaved."""
     reps = repeats or (1 if quick else 5)
     n = trials or TRIALS
-    names = ["raysweep", *([PROPOSED] if proposed_enabled() else []), "raw_default"]
-    runs: dict[str, list[Launch]] = {name: [] for name in names}
-    for rep in range(reps):
-        log(f"{NAME}: repeat {rep + 1}/{reps}")
-        runs["raysweep"].append(run_sweep_noop(n))
-        if PROPOSED in runs:
-            runs[PROPOSED].append(run_sweep_noop(n, PROPOSED, **proposed_kwargs(n)))
-        runs["raw_default"].append(run_raw_noop(n, reuse_actors=False))
-    result = from_launches(runs)
+    launchers = {
+        "raysweep": partial(run_sweep_noop, n),
+        "raw_default": partial(run_raw_noop, n, reuse_actors=False),
+    }
+    result = from_launches(interleave(NAME, reps, launchers))
     result["params"] = {"trials": trials or TRIALS, "repeats": reps}
     return result
 
 
 def from_launches(runs: dict[str, list[Launch]]) -> dict[str, Any]:
-    """The benchmark's result from runs of ``raysweep`` (and ``raysweep_proposed``) and
-    ``raw_default`` (any size)."""
-    names = [n for n in ("raysweep", PROPOSED, "raw_default") if runs.get(n)]
+    """The benchmark's result from runs of ``raysweep`` and ``raw_default`` (any size)."""
+    names = [n for n in ("raysweep", "raw_default") if runs.get(n)]
     variants = {name: _metrics(runs[name]) for name in names}
     raw_median = variants["raw_default"]["first_trial_s"]["median"]
     figures, targets = {}, []

@@ -21,24 +21,6 @@ from benchmarks.trainables import MARKER_ENV
 
 RSS_INTERVAL_S = 0.2
 PYTHONPATH_ENV = "RAYSWEEP_BENCH_PYTHONPATH"
-PROPOSED_ENV = "RAYSWEEP_BENCH_PROPOSED"
-PROPOSED = "raysweep_proposed"
-
-
-def proposed_enabled() -> bool:
-    """Whether to add a ``raysweep_proposed`` variant (``--proposed``)."""
-    return os.environ.get(PROPOSED_ENV) == "1"
-
-
-def proposed_kwargs(total_trials: int) -> dict[str, Any]:
-    """``launch_sweep`` arguments for the change proposed for raysweep's runner.
-
-    The experiment-snapshot period ``runner.tuning.apply_run_env_defaults``
-    sets once the runner calls it before building the Tuner (a no-op then).
-    """
-    from raysweep.runner.tuning import SNAPSHOT_ENV, snapshot_period_s
-
-    return {"env": {SNAPSHOT_ENV: f"{snapshot_period_s(total_trials):g}"}}
 
 
 @dataclass
@@ -55,6 +37,7 @@ class Launch:
     teardown_s: float | None = None  # fit() returned -> exit
     driver_peak_rss_mb: float | None = None  # sampled with psutil
     driver_maxrss_mb: float | None = None  # getrusage at exit (sweep only)
+    fit_driver_cpu_s: float | None = None  # driver CPU time inside Tuner.fit() (sweep only)
     run_dir: str | None = None
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -181,8 +164,9 @@ def _apply_timings(launch: Launch, timings_path: Path, started: float) -> None:
     if "ray_start" in t and "ray_end" in t:
         launch.ray_init_s = t["ray_end"] - t["ray_start"]
     launch.driver_maxrss_mb = t.get("driver_maxrss_mb")
+    launch.fit_driver_cpu_s = t.get("fit_driver_cpu_s")
     launch.extra["timings"] = {
-        k: (v - started if isinstance(v, float) and k != "driver_maxrss_mb" else v)
+        k: (v - started if k.endswith(("_start", "_end", "started", "imported", "exit")) else v)
         for k, v in t.items()
     }
 

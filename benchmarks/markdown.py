@@ -24,6 +24,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "teardown_s": ("fit→exit s", ".1f"),
     "first_trial_s": ("start→first trial s", ".1f"),
     "driver_peak_rss_mb": ("driver peak RSS MB", ".0f"),
+    "fit_driver_cpu_ms_per_trial": ("driver CPU ms/trial in fit", ".1f"),
     "fit_efficiency": ("efficiency (fit)", ".3f"),
     "process_efficiency": ("efficiency (process)", ".3f"),
     "fit_over_ideal": ("fit / ideal", ".3f"),

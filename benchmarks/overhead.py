@@ -9,18 +9,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
-from benchmarks.common import log, ratio, summarize, target
-from benchmarks.launch import (
-    PROPOSED,
-    Launch,
-    launch_raw,
-    launch_sweep,
-    proposed_enabled,
-    proposed_kwargs,
-    workdir,
-)
+from benchmarks.common import bench_result, interleave, launch_counts, ratio, summarize, target
+from benchmarks.launch import Launch, launch_raw, launch_sweep, workdir
 
 NAME = "overhead"
 TITLE = "Scheduling overhead"
@@ -57,11 +50,9 @@ def run_raw_noop(trials: int, reuse_actors: bool) -> Launch:
 
 def launch_metrics(launches: Sequence[Launch], trials: int) -> dict[str, Any]:
     """Median/min/max of the per-run figures of one variant."""
-    ok = [x for x in launches if x.returncode == 0]
+    ok, counts = launch_counts(launches, trials)
     return {
-        "trials": trials,
-        "runs": len(launches),
-        "failed_runs": len(launches) - len(ok),
+        **counts,
         "fit_trials_per_s": summarize(ratio(trials, x.fit_s) for x in ok),
         "process_trials_per_s": summarize(ratio(trials, x.process_s) for x in ok),
         "steady_trials_per_s": summarize(x.extra.get("steady_trials_per_s") for x in ok),
@@ -72,6 +63,9 @@ def launch_metrics(launches: Sequence[Launch], trials: int) -> dict[str, Any]:
         "teardown_s": summarize(x.teardown_s for x in ok),
         "first_trial_s": summarize(x.first_trial_s for x in ok),
         "driver_peak_rss_mb": summarize(x.driver_peak_rss_mb for x in ok),
+        "fit_driver_cpu_ms_per_trial": summarize(
+            None if x.fit_driver_cpu_s is None else 1000 * x.fit_driver_cpu_s / trials for x in ok
+        ),
     }
 
 
@@ -118,35 +112,21 @@ def run(
 ) -> dict[str, Any]:
     """Run all variants, interleaved repeat by repeat, and compare them."""
     trials, default_trials, reps, default_reps = sizes(quick, repeats, trials)
-    names = ["raysweep", *([PROPOSED] if proposed_enabled() else []), "raw_tuned", "raw_default"]
-    runs: dict[str, list[Launch]] = {name: [] for name in names}
-    for rep in range(reps):
-        log(f"{NAME}: repeat {rep + 1}/{reps}")
-        runs["raysweep"].append(run_sweep_noop(trials))
-        if PROPOSED in runs:
-            runs[PROPOSED].append(run_sweep_noop(trials, PROPOSED, **proposed_kwargs(trials)))
-        runs["raw_tuned"].append(run_raw_noop(trials, reuse_actors=True))
-        if rep < default_reps:
-            runs["raw_default"].append(run_raw_noop(default_trials, reuse_actors=False))
+    launchers = {
+        "raysweep": partial(run_sweep_noop, trials),
+        "raw_tuned": partial(run_raw_noop, trials, reuse_actors=True),
+        "raw_default": partial(run_raw_noop, default_trials, reuse_actors=False),
+    }
+    runs = interleave(NAME, reps, launchers, limits={"raw_default": default_reps})
     variants = {
         name: launch_metrics(launches, default_trials if name == "raw_default" else trials)
         for name, launches in runs.items()
     }
     figures = comparisons(variants, "raysweep")
     targets = overhead_targets(figures)
-    if PROPOSED in variants:
-        proposed = comparisons(variants, PROPOSED)
-        figures.update({f"{k} ({PROPOSED})": v for k, v in proposed.items()})
-        targets += overhead_targets(proposed, f" ({PROPOSED})")
-    return {
-        "title": TITLE,
-        "params": {"trials": trials, "raw_default_trials": default_trials, "slots": SLOTS,
-                   "repeats": reps, "raw_default_repeats": default_reps},
-        "variants": variants,
-        "figures": figures,
-        "targets": targets,
-        "runs": {k: [x.to_json() for x in v] for k, v in runs.items()},
-    }  # fmt: skip
+    params = {"trials": trials, "raw_default_trials": default_trials, "slots": SLOTS,
+              "repeats": reps, "raw_default_repeats": default_reps}  # fmt: skip
+    return bench_result(TITLE, params, variants, targets, runs, figures)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -24,13 +24,20 @@ from typing import Any  # noqa: E402
 _timings: dict[str, Any] = {"started": STARTED}
 
 
+def _cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _timed(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         _timings[f"{name}_start"] = time.time()
+        cpu = _cpu_s()
         try:
             return func(*args, **kwargs)
         finally:
             _timings[f"{name}_end"] = time.time()
+            _timings[f"{name}_driver_cpu_s"] = _cpu_s() - cpu
 
     return wrapper
 
@@ -38,6 +45,7 @@ def _timed(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
 def _write(path: str) -> None:
     _timings["exit"] = time.time()
     _timings["driver_maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    _timings["driver_cpu_s"] = _cpu_s()
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(_timings, fh)
 

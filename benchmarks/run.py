@@ -24,7 +24,7 @@ from benchmarks import (
     search_quality,
     slots,
 )
-from benchmarks.cli import enable_proposed, parser, refresh_markdown, run_one
+from benchmarks.cli import parser, refresh_markdown, run_one
 from benchmarks.common import log, meta, write_result
 from benchmarks.launch import Launch
 
@@ -60,7 +60,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--only", default="", help=f"comma-separated subset of {', '.join(BENCHMARKS)}")
     p.add_argument("--skip", default="", help="comma-separated benchmarks to leave out")
     args = p.parse_args(argv)
-    enable_proposed(args)
     only = [x for x in args.only.split(",") if x]
     skip = {x for x in args.skip.split(",") if x}
     unknown = [x for x in [*only, *skip] if x not in BENCHMARKS]

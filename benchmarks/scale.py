@@ -16,14 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import log, ratio, summarize, target
-from benchmarks.launch import (
-    PROPOSED,
-    Launch,
-    launch_sweep,
-    proposed_enabled,
-    proposed_kwargs,
-    workdir,
-)
+from benchmarks.launch import Launch, launch_sweep, workdir
 from benchmarks.overhead import noop_config
 
 NAME = "scale"
@@ -102,13 +95,11 @@ def run(
     trials = trials or (500 if quick else 10_000)
     window = max(trials // 10, 2)
     reps = repeats or 1
-    names = ["raysweep", *([PROPOSED] if proposed_enabled() else [])]
+    names = ["raysweep"]
     items: dict[str, list[tuple[Launch, dict[str, Any]]]] = {name: [] for name in names}
     for rep in range(reps):
         log(f"{NAME}: repeat {rep + 1}/{reps} ({trials} trials)")
         items["raysweep"].append(_one("raysweep", trials, window))
-        if PROPOSED in items:
-            items[PROPOSED].append(_one(PROPOSED, trials, window, **proposed_kwargs(trials)))
     variants = {name: _metrics(trials, pairs) for name, pairs in items.items()}
     targets = []
     for name, metrics in variants.items():

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import log, summarize, target
+from benchmarks.common import bench_result, log, summarize, target
 from benchmarks.launch import Launch, launch_sweep, workdir
 
 NAME = "search_quality"
@@ -106,16 +106,9 @@ def run(
                variants[a]["trials_to_target"]["median"], "<", trials, " trials")
         for a in ("optuna", "hyperopt")
     ]  # fmt: skip
-    return {
-        "title": TITLE,
-        "params": {"function": "branin (min 0.397887)", "trials": trials, "seeds": seeds,
-                   "max_concurrent": 2},
-        "variants": variants,
-        "figures": {},
-        "targets": targets,
-        "per_seed": per_seed,
-        "runs": [x.to_json() for x in launches],
-    }  # fmt: skip
+    params = {"function": "branin (min 0.397887)", "trials": trials, "seeds": seeds,
+              "max_concurrent": 2}  # fmt: skip
+    return bench_result(TITLE, params, variants, targets, launches, per_seed=per_seed)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

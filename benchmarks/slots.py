@@ -9,18 +9,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
-from benchmarks.common import log, ratio, summarize, target
-from benchmarks.launch import (
-    PROPOSED,
-    Launch,
-    launch_raw,
-    launch_sweep,
-    proposed_enabled,
-    proposed_kwargs,
-    workdir,
-)
+from benchmarks.common import bench_result, interleave, launch_counts, ratio, summarize, target
+from benchmarks.launch import Launch, launch_raw, launch_sweep, workdir
 
 NAME = "slots"
 TITLE = "Slot efficiency"
@@ -43,13 +36,20 @@ def sleeper_config(trials: int) -> dict[str, Any]:
     }
 
 
+def run_sleepers(variant: str, trials: int) -> Launch:
+    """One run of ``trials`` one-second trials in a temp dir: ``sweep run`` or raw Ray Tune."""
+    with workdir(NAME) as tmp:
+        if variant == "raysweep":
+            return launch_sweep(variant, sleeper_config(trials), tmp)
+        return launch_raw(variant, TRAINABLE, trials, tmp, cpus=SLOTS,
+                          reuse_actors=variant == "raw_tuned", sleep_s=SLEEP_S)  # fmt: skip
+
+
 def _metrics(launches: Sequence[Launch], trials: int) -> dict[str, Any]:
     ideal = trials * SLEEP_S / SLOTS
-    ok = [x for x in launches if x.returncode == 0]
+    ok, counts = launch_counts(launches, trials)
     return {
-        "trials": trials,
-        "runs": len(launches),
-        "failed_runs": len(launches) - len(ok),
+        **counts,
         "fit_efficiency": summarize(ratio(ideal, x.fit_s) for x in ok),
         "process_efficiency": summarize(ratio(ideal, x.process_s) for x in ok),
         "fit_over_ideal": summarize(ratio(x.fit_s, ideal) for x in ok),
@@ -66,47 +66,20 @@ def run(
     trials = trials or (8 if quick else 40)
     reps = repeats or (1 if quick else 3)
     default_reps = 1
-    names = ["raysweep", *([PROPOSED] if proposed_enabled() else []), "raw_tuned", "raw_default"]
-    runs: dict[str, list[Launch]] = {name: [] for name in names}
-    for rep in range(reps):
-        log(f"{NAME}: repeat {rep + 1}/{reps}")
-        with workdir(NAME) as tmp:
-            runs["raysweep"].append(launch_sweep("raysweep", sleeper_config(trials), tmp))
-        if PROPOSED in runs:
-            with workdir(NAME) as tmp:
-                runs[PROPOSED].append(
-                    launch_sweep(PROPOSED, sleeper_config(trials), tmp, **proposed_kwargs(trials))
-                )
-        for variant, reuse in (("raw_tuned", True), ("raw_default", False)):
-            if variant == "raw_default" and rep >= default_reps:
-                continue
-            with workdir(NAME) as tmp:
-                runs[variant].append(
-                    launch_raw(variant, TRAINABLE, trials, tmp, cpus=SLOTS,
-                               reuse_actors=reuse, sleep_s=SLEEP_S)
-                )  # fmt: skip
+    names = ("raysweep", "raw_tuned", "raw_default")
+    launchers = {name: partial(run_sleepers, name, trials) for name in names}
+    runs = interleave(NAME, reps, launchers, limits={"raw_default": default_reps})
     variants = {name: _metrics(launches, trials) for name, launches in runs.items()}
-    targets = []
-    for name in ("raysweep", PROPOSED):
-        if name not in variants:
-            continue
-        ours, label = variants[name], "" if name == "raysweep" else f" ({name})"
-        targets += [
-            target(f"fit efficiency (ideal / fit wall time){label}",
-                   ours["fit_efficiency"]["median"], ">=", 0.95),
-            target(f"issue #2: fit wall time / ideal{label}",
-                   ours["fit_over_ideal"]["median"], "<=", 1.10),
-        ]  # fmt: skip
-    return {
-        "title": TITLE,
-        "params": {"trials": trials, "sleep_s": SLEEP_S, "slots": SLOTS,
-                   "ideal_s": trials * SLEEP_S / SLOTS, "repeats": reps,
-                   "raw_default_repeats": default_reps},
-        "variants": variants,
-        "figures": {},
-        "targets": targets,
-        "runs": {k: [x.to_json() for x in v] for k, v in runs.items()},
-    }  # fmt: skip
+    ours = variants["raysweep"]
+    targets = [
+        target("fit efficiency (ideal / fit wall time)",
+               ours["fit_efficiency"]["median"], ">=", 0.95),
+        target("issue #2: fit wall time / ideal", ours["fit_over_ideal"]["median"], "<=", 1.10),
+    ]  # fmt: skip
+    params = {"trials": trials, "sleep_s": SLEEP_S, "slots": SLOTS,
+              "ideal_s": trials * SLEEP_S / SLOTS, "repeats": reps,
+              "raw_default_repeats": default_reps}  # fmt: skip
+    return bench_result(TITLE, params, variants, targets, runs)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -18,7 +18,6 @@ SUMMARY_KEYS = {"median", "min", "max", "n", "values"}
 def _run_scale(results: Path, markdown: Path) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("RAYSWEEP_BENCH_PYTHONPATH", None)
-    env.pop("RAYSWEEP_BENCH_PROPOSED", None)
     cmd = [sys.executable, "-m", "benchmarks.scale", "--trials", "20"]
     cmd += ["--results-dir", str(results), "--markdown", str(markdown)]
     proc = subprocess.run(
