@@ -135,14 +135,20 @@ def run_in_process() -> Callable[[Path, dict[str, Any]], Path]:
     return run_sweep_in_process
 
 
-def run_sweep_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """``python -m raysweep.cli ARGS`` in a fresh process (so a fresh Ray), output captured."""
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    env["PYTHONPATH"] = str(REPO)
+def run_sweep_cli(
+    *args: str, timeout: float = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -m raysweep.cli ARGS`` in a fresh process (so a fresh Ray), output captured.
+
+    ``env``: variables to set on top of this process's environment.
+    """
+    full_env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    full_env["PYTHONPATH"] = str(REPO)
+    full_env.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "raysweep.cli", *args],
         cwd=REPO,
-        env=env,
+        env=full_env,
         capture_output=True,
         text=True,
         timeout=timeout,

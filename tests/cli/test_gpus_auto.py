@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from raysweep.gpu.inventory import read_inventory
 from raysweep.runlog import LOG_FILE
 from raysweep.runner.autogpu import GPU_AUTO_FILE, PROBE_DIR
 
-REPO = Path(__file__).resolve().parents[2]
+CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 HAS_GPU = read_inventory().available
 AUTO: dict[str, Any] = {
     "name": "auto",
@@ -32,44 +31,31 @@ AUTO: dict[str, Any] = {
 }
 
 
-def sweep(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full_env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    full_env.update(PYTHONPATH=str(REPO), **(env or {}))
-    return subprocess.run(
-        [sys.executable, "-m", "raysweep.cli", *args],
-        cwd=REPO,
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
 def write(tmp_path: Path, data: dict[str, Any]) -> Path:
     path = tmp_path / "sweep.json"
     path.write_text(json.dumps(data))
     return path
 
 
-def test_validate_shows_auto(tmp_path: Path) -> None:
-    proc = sweep("validate", "--config", str(write(tmp_path, AUTO)))
+def test_validate_shows_auto(tmp_path: Path, sweep_cli: CliRunner) -> None:
+    proc = sweep_cli("validate", "--config", str(write(tmp_path, AUTO)))
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["resources"] == {"cpus_per_trial": 1, "gpus_per_trial": "auto"}
 
 
-def test_other_strings_are_refused_with_the_field(tmp_path: Path) -> None:
+def test_other_strings_are_refused_with_the_field(tmp_path: Path, sweep_cli: CliRunner) -> None:
     bad = {**AUTO, "resources": {"gpus_per_trial": "max"}}
-    proc = sweep("validate", "--config", str(write(tmp_path, bad)))
+    proc = sweep_cli("validate", "--config", str(write(tmp_path, bad)))
     assert proc.returncode == 2
     assert "resources.gpus_per_trial: must be a number or 'auto' (got 'max')" in proc.stderr
 
 
 @pytest.mark.skipif(HAS_GPU, reason="this machine has an NVIDIA GPU")
-def test_auto_without_gpu_exits_2_and_writes_nothing(tmp_path: Path) -> None:
+def test_auto_without_gpu_exits_2_and_writes_nothing(tmp_path: Path, sweep_cli: CliRunner) -> None:
     config = str(write(tmp_path, AUTO))
     ray_tmp = tmp_path / "ray"  # a Ray started by the command would create its session here
     for extra in ([], ["--dry-run"]):
-        proc = sweep(
+        proc = sweep_cli(
             "run", "--config", config, "--storage", str(tmp_path / "runs"), *extra,
             env={"RAY_TMPDIR": str(ray_tmp)},
         )  # fmt: skip
@@ -81,8 +67,8 @@ def test_auto_without_gpu_exits_2_and_writes_nothing(tmp_path: Path) -> None:
     assert not ray_tmp.exists()
 
 
-def test_auto_with_address_exits_2(tmp_path: Path) -> None:
-    proc = sweep(
+def test_auto_with_address_exits_2(tmp_path: Path, sweep_cli: CliRunner) -> None:
+    proc = sweep_cli(
         "run", "--config", str(write(tmp_path, AUTO)), "--storage", str(tmp_path / "runs"),
         "--address", "127.0.0.1:1",
     )  # fmt: skip
@@ -104,8 +90,8 @@ def test_dry_run_says_the_packing_is_probed_at_run_time(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(HAS_GPU, reason="this machine has an NVIDIA GPU")
-def test_allow_cpu_falls_back_and_records_it(tmp_path: Path) -> None:
-    proc = sweep(
+def test_allow_cpu_falls_back_and_records_it(tmp_path: Path, sweep_cli: CliRunner) -> None:
+    proc = sweep_cli(
         "run", "--config", str(write(tmp_path, AUTO)), "--storage", str(tmp_path), "--allow-cpu"
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -123,13 +109,13 @@ def test_allow_cpu_falls_back_and_records_it(tmp_path: Path) -> None:
     results = json.loads((run_dir / "results.json").read_text())
     assert [t["status"] for t in results["trials"]] == ["completed", "completed"]
     assert all(t["gpu_ids"] == [] for t in results["trials"])
-    rerun = sweep("repro", str(run_dir))
+    rerun = sweep_cli("repro", str(run_dir))
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert rerun.stdout.strip().endswith("match")
 
 
 @pytest.mark.gpu
-def test_auto_probes_and_packs_torch_mlp_on_a_gpu(tmp_path: Path) -> None:
+def test_auto_probes_and_packs_torch_mlp_on_a_gpu(tmp_path: Path, sweep_cli: CliRunner) -> None:
     """The probe picks more than one trial per GPU; resume and repro reuse it, never reprobe."""
     data = {
         "name": "mlp-auto",
@@ -145,7 +131,7 @@ def test_auto_probes_and_packs_torch_mlp_on_a_gpu(tmp_path: Path) -> None:
         "resources": {"cpus_per_trial": 1, "gpus_per_trial": "auto"},
         "seed": 11,
     }
-    ran = sweep("run", "--config", str(write(tmp_path, data)), "--storage", str(tmp_path),
+    ran = sweep_cli("run", "--config", str(write(tmp_path, data)), "--storage", str(tmp_path),
                 "--gpus", "0")  # fmt: skip
     assert ran.returncode == 0, ran.stdout + ran.stderr
     run_dir = tmp_path / "mlp-auto"
@@ -167,12 +153,12 @@ def test_auto_probes_and_packs_torch_mlp_on_a_gpu(tmp_path: Path) -> None:
     assert all(t["gpu_ids"] == ["0"] for t in results["trials"])
 
     probe_mtime = (run_dir / GPU_AUTO_FILE).stat().st_mtime_ns
-    more = sweep("resume", str(run_dir), "--num-samples", "6", "--gpus", "0")
+    more = sweep_cli("resume", str(run_dir), "--num-samples", "6", "--gpus", "0")
     assert more.returncode == 0, more.stdout + more.stderr
     assert "[recorded in gpu_auto.json]" in more.stdout and "probing" not in more.stdout
     assert (run_dir / GPU_AUTO_FILE).stat().st_mtime_ns == probe_mtime
     assert json.loads((run_dir / "repro.json").read_text())["gpus_per_trial_auto"] == record
 
-    rerun = sweep("repro", str(run_dir))
+    rerun = sweep_cli("repro", str(run_dir))
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert rerun.stdout.strip().endswith("match")
