@@ -131,6 +131,7 @@ def probe_memory(
     stop: GracefulStop,
 ) -> ProbeReading | None:
     """Run one trial alone on a whole GPU and measure it; None when a signal stopped it."""
+    from raysweep.runner.execute import run_fit
     from raysweep.trainables.wrapper import TRIAL_INFO_FILE
 
     probe_dir = run_dir / PROBE_DIR
@@ -144,7 +145,7 @@ def probe_memory(
     with MemorySampler(gpu_plan.physical_ids, finder, probe_dir / TORCH_PEAK_FILE) as sampler:
         stop.in_fit = True
         try:
-            grid = tuner.fit()
+            grid = run_fit(tuner)
         finally:
             stop.in_fit = False
     if stop.received:

@@ -50,9 +50,14 @@ def start_ray(options: RayOptions) -> dict[str, Any]:
     else:
         # A local Ray's workers inherit this process's environment. A job-level
         # runtime_env would make every trial actor wait for Ray's runtime-env
-        # agent (~0.7 s per worker start on 2 cores), so it is kept for clusters.
+        # agent (~0.7 s per worker start on 2 cores), so it is kept for clusters;
+        # so is Ray Tune's per-actor one (runner/actor_env.py).
+        from raysweep.runner import actor_env
+
+        actor_env.prepare_environment()
         for key, value in options.env_vars.items():
             os.environ.setdefault(key, value)
+        environment = dict(os.environ)
         ray.init(
             num_cpus=options.num_cpus,
             num_gpus=options.num_gpus,
@@ -61,6 +66,7 @@ def start_ray(options: RayOptions) -> dict[str, Any]:
             dashboard_port=options.dashboard_port,
             **kwargs,
         )
+        actor_env.remember_local_ray(environment)
     return dict(ray.cluster_resources())
 
 
@@ -68,6 +74,9 @@ def stop_ray() -> None:
     """Shut down the Ray this process started."""
     import ray
 
+    from raysweep.runner import actor_env
+
+    actor_env.forget_local_ray()
     if ray.is_initialized():
         ray.shutdown()
 
@@ -123,6 +132,19 @@ def restored_tuner(path: str, parts: Any, retry_errored: bool) -> Any:
     return tuner
 
 
+def run_fit(tuner: Any) -> Any:
+    """``tuner.fit()`` with raysweep's per-trial savings in Ray Tune's controller.
+
+    Trainable lookups are memoized (runner/registry_cache.py) and, on a local Ray,
+    trial actors start as plain workers (runner/actor_env.py).
+    """
+    from raysweep.runner.actor_env import plain_trial_actors
+    from raysweep.runner.registry_cache import memoized_registry
+
+    with memoized_registry(), plain_trial_actors():
+        return tuner.fit()
+
+
 def fit(parts: Any) -> Any:
     """Run a new sweep to its end; returns Ray's ResultGrid."""
-    return new_tuner(parts).fit()
+    return run_fit(new_tuner(parts))

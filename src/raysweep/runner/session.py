@@ -155,7 +155,7 @@ def _run_phase(
     retry_errored: bool,
 ) -> list[Any]:
     from raysweep.runner.build import BuildOptions, build_tuner_parts
-    from raysweep.runner.execute import new_tuner, restored_tuner
+    from raysweep.runner.execute import new_tuner, restored_tuner, run_fit
     from raysweep.runner.progress import ProgressCallback
     from raysweep.runner.signals import StopCallback
     from raysweep.runner.tuning import apply_run_env_defaults
@@ -202,7 +202,7 @@ def _run_phase(
             state.update(run_dir, experiments=[p.to_json() for p in [*parts, phase.part]])
     stop.in_fit = True
     try:
-        grid = tuner.fit()
+        grid = run_fit(tuner)
     finally:
         stop.in_fit = False
     return list(grid._experiment_analysis.trials)
