@@ -5,7 +5,8 @@
 Useful to check a GPU packing before a long sweep: each trial reports the
 ``CUDA_VISIBLE_DEVICES`` it sees, Ray's GPU ids, and when it ran; also the
 ``CUBLAS_WORKSPACE_CONFIG`` its worker process started with (deterministic cuBLAS
-needs it before CUDA initialises).
+needs it before CUDA initialises), that of Ray Tune's ``PL_DISABLE_FORK``, and the
+fields of the Ray runtime env the worker was started with.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ def probe(config: dict[str, Any]) -> None:
             "ray_gpu_ids": ",".join(str(i) for i in ray.get_gpu_ids()),
             "context_gpu_ids": ",".join(ctx.gpu_ids),
             "cublas_workspace_config": _initial_env("CUBLAS_WORKSPACE_CONFIG"),
+            "pl_disable_fork": _initial_env("PL_DISABLE_FORK"),
+            "runtime_env_fields": ",".join(sorted(ray.get_runtime_context().runtime_env)),
             "started": started,
             "ended": time.time(),
         }

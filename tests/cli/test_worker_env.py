@@ -41,9 +41,20 @@ def run_probe(
     return dict(results["trials"][0]["last"])
 
 
-def test_local_workers_start_with_the_cublas_workspace_setting(tmp_path: Path) -> None:
+def test_local_workers_start_with_the_run_environment_and_no_runtime_env(tmp_path: Path) -> None:
+    """Inherited, not set through a Ray runtime env (which costs a process per worker start)."""
     last = run_probe(tmp_path, deterministic=True)
     assert last["cublas_workspace_config"] == ":4096:8"
+    assert last["pl_disable_fork"] == "1"  # what Ray Tune gives every trial actor
+    assert last["runtime_env_fields"] == ""
+
+
+def test_a_variable_the_user_set_otherwise_is_still_overridden_as_ray_tune_does(
+    tmp_path: Path,
+) -> None:
+    last = run_probe(tmp_path, deterministic=False, extra_env={"PL_DISABLE_FORK": "0"})
+    assert last["pl_disable_fork"] == "1"
+    assert last["runtime_env_fields"] == "env_vars"
 
 
 def test_ray_new_output_engine_cannot_drop_the_progress_log(tmp_path: Path) -> None:

@@ -1,8 +1,10 @@
 """Deterministic execution switches for torch (and the environment CUDA needs for them).
 
-``DETERMINISM_ENV`` must reach a worker before CUDA initialises there, so the
-runner passes it through Ray's ``runtime_env`` ``env_vars``; ``set_deterministic``
-also sets it in-process as a fallback for workers that have not touched CUDA yet.
+``DETERMINISM_ENV`` must reach a worker before CUDA initialises there: a local
+Ray's workers inherit it from the driver's environment, a cluster's get it
+through the job's ``runtime_env`` ``env_vars`` (runner/execute.py);
+``set_deterministic`` also sets it in-process as a fallback for workers that have
+not touched CUDA yet.
 """
 
 from __future__ import annotations
