@@ -73,14 +73,11 @@ def plain_trial_actors() -> Iterator[None]:
 
 def tune_actor_env() -> dict[str, str] | None:
     """The ``env_vars`` Ray Tune gives trial actors now (None if Ray Tune changed)."""
-    defaults = _tune_defaults()
     try:
-        from ray.tune.execution.class_cache import ENV_VARS_TO_PROPAGATE
+        from ray.tune.execution.class_cache import DEFAULT_ENV_VARS, ENV_VARS_TO_PROPAGATE
     except ImportError:
         return None
-    if defaults is None:
-        return None
-    env = dict(defaults)
+    env = dict(DEFAULT_ENV_VARS)
     env.update({key: os.environ[key] for key in ENV_VARS_TO_PROPAGATE if key in os.environ})
     return env
 
