@@ -23,12 +23,11 @@ _local: tuple[str, dict[str, str]] | None = None  # (node id, environment Ray st
 
 
 def prepare_environment() -> None:
-    """Put Tune's fixed trial variables into this process's environment before ``ray.init``.
+    """Put the variables Ray Tune gives trial actors into this environment before ``ray.init``.
 
     A value the user exported wins (and then Tune's runtime env is used as usual).
     """
-    defaults = _tune_defaults()
-    for key, value in (defaults or {}).items():
+    for key, value in (tune_actor_env() or {}).items():
         os.environ.setdefault(key, value)
 
 
@@ -101,11 +100,3 @@ def _cache_class() -> Any:
     except ImportError:
         return None
     return _ActorClassCache
-
-
-def _tune_defaults() -> dict[str, str] | None:
-    try:
-        from ray.tune.execution.class_cache import DEFAULT_ENV_VARS
-    except ImportError:
-        return None
-    return dict(DEFAULT_ENV_VARS)
