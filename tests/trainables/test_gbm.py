@@ -26,10 +26,15 @@ SAMPLING: dict[str, dict[str, Any]] = {
 }
 
 
-def ctx_for(args: dict[str, Any], seed: int = 42, checkpoint_frequency: int = 0) -> TrialContext:
+def ctx_for(
+    args: dict[str, Any],
+    seed: int = 42,
+    checkpoint_frequency: int = 0,
+    checkpoint_at: frozenset[int] = frozenset(),
+) -> TrialContext:
     return TrialContext(
         index=0, seed=seed, metric="val_loss", mode="min", trainable_args=args,
-        checkpoint_frequency=checkpoint_frequency,
+        checkpoint_frequency=checkpoint_frequency, checkpoint_at=checkpoint_at,
     )  # fmt: skip
 
 
@@ -94,6 +99,26 @@ def test_resume_from_checkpoint_is_bit_identical(
     resumed = run_gbm(library, tmp_path / "resume", config, args, checkpoint_frequency=2,
                       resume=checkpoint)  # fmt: skip
     assert resumed.metrics == full.metrics[2:]
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_pause_points_carry_checkpoints_and_resume_bit_identically(
+    library: Library, tmp_path: Path, run_gbm: Callable[..., Any]
+) -> None:
+    """Hyperband's rungs get checkpoints even with checkpoint.frequency 0."""
+    args = {"dataset": "wine", "num_boost_round": 9, "report_every": 1}
+    config = {**SAMPLING[library], "learning_rate": 0.2}
+    rungs = frozenset({1, 3, 9})
+    full = run_gbm(library, tmp_path / "full", config, args, checkpoint_at=rungs)
+    assert [m["rounds"] for m in full.metrics] == list(range(1, 10))
+    assert sorted(full.checkpoints) == [1, 3, 9]
+    paused = run_gbm(library, tmp_path / "pause", config, args, checkpoint_at=rungs, stop_after=3)
+    resumed = run_gbm(library, tmp_path / "resume", config, args, checkpoint_at=rungs,
+                      resume=paused.checkpoints[3])  # fmt: skip
+    assert resumed.metrics == full.metrics[3:]
+    combined = run_gbm(library, tmp_path / "both", config, args, checkpoint_frequency=4,
+                       checkpoint_at=rungs)  # fmt: skip
+    assert sorted(combined.checkpoints) == [1, 3, 4, 8, 9]
 
 
 def test_checkpoint_of_another_trainable_is_refused(

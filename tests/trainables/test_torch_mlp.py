@@ -68,6 +68,15 @@ def test_resume_from_checkpoint_is_bit_identical(
     assert resumed.metrics == full.metrics[2:]
 
 
+def test_pause_points_carry_checkpoints(tmp_path: Path, run_mlp: Callable[..., Any]) -> None:
+    args = {"dataset": "wine", "epochs": 5}
+    config = {"lr": 0.01, "hidden_size": 16}
+    rec = run_mlp(tmp_path / "rungs", config, args, checkpoint_at=frozenset({1, 3}))
+    assert sorted(rec.checkpoints) == [1, 3, 5]  # the pause points, and the last epoch
+    plain = run_mlp(tmp_path / "none", config, args)
+    assert not plain.checkpoints and plain.metrics == rec.metrics
+
+
 def test_hyperparameters_are_checked() -> None:
     assert hyperparams({"hidden_size": 32.0})["hidden_size"] == 32
     with pytest.raises(TrainableError, match=r"unknown hyperparameters \['width'\]"):

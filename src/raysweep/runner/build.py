@@ -10,8 +10,9 @@ from ray import tune
 from ray.tune.schedulers import TrialScheduler
 from ray.tune.search import Searcher
 
-from raysweep.config.schema import SweepSpec, is_sampled
+from raysweep.config.schema import HyperbandScheduler, SweepSpec, is_sampled
 from raysweep.registry import SCHEDULERS, SEARCHERS, lookup
+from raysweep.schedulers.hyperband import hyperband_milestones
 from raysweep.search.indexed import IndexedSearcher
 from raysweep.search.space import to_param_space
 from raysweep.trainables.wrapper import TRIAL_INFO_FILE, TrialPlan, make_trainable
@@ -78,6 +79,13 @@ def build_scheduler(spec: SweepSpec) -> TrialScheduler:
     return scheduler
 
 
+def pause_points(spec: SweepSpec) -> frozenset[int]:
+    """Iterations at which the spec's scheduler may pause a trial to resume it later."""
+    if isinstance(spec.scheduler, HyperbandScheduler):
+        return hyperband_milestones(spec.scheduler)
+    return frozenset()
+
+
 def trial_gpus(spec: SweepSpec, cpu_fallback: bool) -> float:
     """GPUs per trial actually requested from Ray (0 when falling back to CPUs)."""
     return 0.0 if cpu_fallback else float(spec.resources.gpus_per_trial)
@@ -100,6 +108,7 @@ def build_plan(
         gpu_fraction=trial_gpus(spec, cpu_fallback),
         deterministic=spec.reproducibility.deterministic,
         checkpoint_frequency=spec.checkpoint.frequency,
+        checkpoint_at=pause_points(spec),
         driver_visible_devices=driver_visible_devices,
         info_path=str(run_dir.resolve() / TRIAL_INFO_FILE) if run_dir else None,
     )

@@ -20,6 +20,9 @@ class TrialContext:
         gpu_fraction: share of each GPU (1.0 for whole GPUs).
         deterministic: whether deterministic algorithms were requested.
         checkpoint_frequency: save a checkpoint every N reports (0 = never).
+        checkpoint_at: report numbers (1-based) that carry a checkpoint whatever the
+            frequency: the scheduler's pause points (Hyperband's rungs), so a paused
+            trial resumes where it stopped instead of starting over.
         master_seed: the sweep's seed (the same for every trial, e.g. for data splits).
     """
 
@@ -33,11 +36,22 @@ class TrialContext:
     gpu_fraction: float = 0.0
     deterministic: bool = True
     checkpoint_frequency: int = 0
+    checkpoint_at: frozenset[int] = frozenset()
     master_seed: int = 0
 
     @property
     def uses_gpu(self) -> bool:
         return bool(self.gpu_ids)
+
+    @property
+    def checkpointing(self) -> bool:
+        """Whether any report of this trial carries a checkpoint."""
+        return self.checkpoint_frequency > 0 or bool(self.checkpoint_at)
+
+    def checkpoint_due(self, report: int) -> bool:
+        """Whether the trial's ``report``-th report (counted from 1) should carry a checkpoint."""
+        every = self.checkpoint_frequency
+        return (every > 0 and report % every == 0) or report in self.checkpoint_at
 
 
 _current: TrialContext | None = None

@@ -1,11 +1,12 @@
 """Built-in GBM trainables: LightGBM, XGBoost and CatBoost, reported round by round.
 
-Training runs in *segments* that end where checkpoints are saved (every
-``report_every * checkpoint_frequency`` rounds; one segment when checkpointing
-is off). Each segment continues from the previous segment's model as written
-to the checkpoint, with a seed derived from (trial seed, first round), so a
-trial resumed from a checkpoint replays exactly what an uninterrupted trial
-does and ends with bit-identical metrics. Checkpoint directory:
+Training runs in *segments* that end where checkpoints are saved (the reports
+``TrialContext.checkpoint_due`` picks: every ``checkpoint_frequency`` reports and
+the scheduler's pause points; one segment when checkpointing is off). Each
+segment continues from the previous segment's model as written to the
+checkpoint, with a seed derived from (trial seed, first round), so a trial
+resumed from a checkpoint replays exactly what an uninterrupted trial does and
+ends with bit-identical metrics. Checkpoint directory:
 ``raysweep_checkpoint.json`` (rounds done, reports made) plus the model file
 (``model.txt`` / ``model.ubj`` / ``model.cbm``).
 """
@@ -96,10 +97,8 @@ def fit_gbm(
     rounds, params = build_params(library, config, ctx, dataset)
     report_every = positive_int_arg(ctx.trainable_args, "report_every", 1)
     backend = _BACKENDS[library](params, dataset, ctx)
-    checkpointing = ctx.checkpoint_frequency > 0
-    segment = report_every * ctx.checkpoint_frequency if checkpointing else rounds
-    if backend.whole_fit_only:
-        segment = rounds
+    checkpointing = ctx.checkpointing
+    ends = _segment_ends(ctx, rounds, report_every, whole=backend.whole_fit_only)
     done, reports, model = 0, 0, None
     if checkpoint_dir is not None:
         meta = read_checkpoint_meta(Path(checkpoint_dir), library)
@@ -112,14 +111,14 @@ def fit_gbm(
         if i % report_every and i != rounds:
             return
         values = {**metrics(), "rounds": i}
-        if checkpointing and (i % segment == 0 or i == rounds):
+        if checkpointing and i in ends:
             held.update(values)
             return
         reports += 1
         report(values, None)
 
     while done < rounds:
-        end = min(rounds, (done // segment + 1) * segment)
+        end = min(e for e in ends if e > done)
         held.clear()
         model = backend.train(model, done, end, _segment_seed(ctx.seed, done), on_round)
         done = end
@@ -156,6 +155,15 @@ def build_params(
     params.update({k: v for k, v in owned.params.items() if k in OWNED_KEYS[library]})
     params.update(metric_params(library, dataset.task, dataset.n_classes))
     return rounds, params
+
+
+def _segment_ends(ctx: TrialContext, rounds: int, report_every: int, whole: bool) -> set[int]:
+    """The rounds after which a segment ends (and a checkpoint is written when checkpointing)."""
+    if whole or not ctx.checkpointing:
+        return {rounds}
+    reports = -(-rounds // report_every)  # the last report comes at ``rounds``
+    due = (k * report_every for k in range(1, reports) if ctx.checkpoint_due(k))
+    return {*due, rounds}
 
 
 def _segment_seed(seed: int, start: int) -> int:

@@ -123,8 +123,7 @@ def fit_torch_mlp(
         epoch += 1
         reports += 1
         metrics = {**data.evaluate(model), "train_loss": float(total) / n, "epoch": epoch}
-        freq = ctx.checkpoint_frequency
-        if freq > 0 and (reports % freq == 0 or epoch == epochs):
+        if ctx.checkpointing and (ctx.checkpoint_due(reports) or epoch == epochs):
             with tempfile.TemporaryDirectory(prefix="raysweep-ckpt-") as tmp:
                 _save(Path(tmp), model, optimizer, shuffle, epoch, reports, ctx.seed)
                 report(metrics, Path(tmp))

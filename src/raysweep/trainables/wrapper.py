@@ -27,6 +27,7 @@ class TrialPlan:
     gpu_fraction: float = 0.0
     deterministic: bool = True
     checkpoint_frequency: int = 0
+    checkpoint_at: frozenset[int] = frozenset()  # the scheduler's pause points
     driver_visible_devices: str | None = None
     info_path: str | None = None  # run_dir/trial_info.jsonl (run dirs are on shared storage)
     memory_probe_path: str | None = None  # gpus_per_trial auto's probe: torch's peak goes here
@@ -72,6 +73,7 @@ def make_trainable(plan: TrialPlan) -> Callable[[dict[str, Any]], Any]:
             gpu_fraction=plan.gpu_fraction if gpu_ids else 0.0,
             deterministic=plan.deterministic,
             checkpoint_frequency=plan.checkpoint_frequency,
+            checkpoint_at=plan.checkpoint_at,
             master_seed=plan.master_seed,
         )
         _record_trial_info(plan.info_path, ctx, "start")
