@@ -89,3 +89,5 @@ def test_hyperband_stops_trials_early_with_the_default_concurrency(
     assert code == 0, output
     assert len(result.trials) == 8
     assert any(t.status == "stopped" for t in result.trials), [t.status for t in result.trials]
+    # examples.quadratic reports no checkpoints: the run says what pausing costs it.
+    assert "hyperband pauses trials at iterations 1, 2, 4; a paused trial resumes" in output

@@ -63,6 +63,8 @@ def test_paused_trials_resume_from_their_rung_checkpoint(
             "seed": 5,
         },
     )
+    log = (run_dir / "sweep_output.log").read_text()
+    assert "hyperband pauses trials at iterations 1, 3, 9; lightgbm checkpoints there" in log
     starts = Counter(
         record["trial_id"]
         for record in map(json.loads, (run_dir / "trial_info.jsonl").read_text().splitlines())

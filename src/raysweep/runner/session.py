@@ -88,6 +88,23 @@ def drive(
         return code
 
 
+def _pause_notice(spec: SweepSpec) -> str | None:
+    """Where the scheduler pauses trials, and what a paused trial resumes from."""
+    from raysweep.runner.build import pause_points
+    from raysweep.trainables.builtins import BUILTIN_TRAINABLES
+
+    rungs = sorted(pause_points(spec))
+    if not rungs:
+        return None
+    where = f"{spec.scheduler.type} pauses trials at iterations {', '.join(map(str, rungs))}"
+    if spec.trainable in BUILTIN_TRAINABLES:
+        return f"{where}; {spec.trainable} checkpoints there and resumes where it stopped"
+    return (
+        f"{where}; a paused trial resumes from the checkpoint it reported there "
+        "(raysweep.trial_context().checkpoint_due(iteration)), else from iteration 1"
+    )
+
+
 def _interrupted(run_dir: Path, log: RunLog, stop: GracefulStop) -> int:
     state.mark(run_dir, "interrupted", exit_code=INTERRUPTED, signal=stop.signal_name)
     log.print(
@@ -120,6 +137,9 @@ def _run_phases(
         f"Sweep {spec.name!r}: {spec.total_trials} trials, {spec.search.algorithm} search, "
         f"{spec.scheduler.type} scheduler, seed {spec.seed} -> {run_dir}"
     )
+    notice = _pause_notice(spec)
+    if notice:
+        log.print(notice)
     cluster = start_ray(
         RayOptions(
             address=options.address,
