@@ -135,15 +135,13 @@ def restored_tuner(path: str, parts: Any, retry_errored: bool) -> Any:
 def run_fit(tuner: Any) -> Any:
     """``tuner.fit()`` with raysweep's per-trial savings in Ray Tune's controller.
 
-    Trainable lookups are memoized (runner/registry_cache.py), on a local Ray
-    trial actors start as plain workers (runner/actor_env.py), and trial
-    checkpoints do not force experiment snapshots (runner/snapshots.py).
+    Trainable lookups are memoized (runner/registry_cache.py) and, on a local Ray,
+    trial actors start as plain workers (runner/actor_env.py).
     """
     from raysweep.runner.actor_env import plain_trial_actors
     from raysweep.runner.registry_cache import memoized_registry
-    from raysweep.runner.snapshots import periodic_snapshots_only
 
-    with memoized_registry(), plain_trial_actors(), periodic_snapshots_only():
+    with memoized_registry(), plain_trial_actors():
         return tuner.fit()
 
 
