@@ -82,9 +82,9 @@ def stop_ray() -> None:
 
 
 def _with_json_logger(callbacks: list[Any]) -> list[Any]:
-    from ray.tune.logger import JsonLoggerCallback
+    from raysweep.runner.trial_rows import TrialRowsLogger
 
-    return [*callbacks, JsonLoggerCallback()]
+    return [*callbacks, TrialRowsLogger()]
 
 
 def new_tuner(parts: Any) -> Any:
