@@ -9,10 +9,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ray.tune.schedulers import HyperBandScheduler
+from ray.tune.experiment import Trial
+from ray.tune.schedulers import HyperBandScheduler, TrialScheduler
 
+from raysweep.config.load import parse_spec
 from raysweep.config.schema import HyperbandScheduler as HyperbandConfig
-from raysweep.schedulers.hyperband import hyperband_milestones
+from raysweep.runner.session import hyperband_concurrency_warning
+from raysweep.schedulers.hyperband import (
+    hyperband_largest_bracket,
+    hyperband_milestones,
+    make_hyperband,
+)
 
 
 def ray_milestones(max_t: int, eta: float) -> set[int]:
@@ -77,3 +84,71 @@ def test_paused_trials_resume_from_their_rung_checkpoint(
         iterations = [row["training_iteration"] for row in rows]
         assert iterations == list(range(1, len(rows) + 1)), rows_file.parent.name
         assert all(row["rounds"] == row["training_iteration"] for row in rows)
+
+
+@pytest.mark.parametrize(
+    ("max_t", "eta"), [(81, 3), (9, 3), (4, 2), (100, 3), (50, 2.5), (1, 3), (10, 4), (27, 1.5)]
+)
+def test_largest_bracket_is_ray_tunes(max_t: int, eta: float) -> None:
+    scheduler = HyperBandScheduler(max_t=max_t, reduction_factor=eta)
+    sizes = [
+        scheduler._create_bracket(s)._n0
+        for s in range(scheduler._s_max_1)
+        if scheduler._get_r0(s) > 0
+    ]
+    config = HyperbandConfig(type="hyperband", max_t=max_t, reduction_factor=eta)
+    assert hyperband_largest_bracket(config) == max(sizes)
+
+
+@pytest.mark.parametrize(
+    ("max_concurrent", "num_samples", "warns"),
+    [(2, 30, True), (8, 30, True), (9, 30, False), (None, 30, False), (2, 2, False), (4, 5, True)],
+)
+def test_a_limit_below_the_largest_bracket_is_warned_about(
+    max_concurrent: int | None, num_samples: int, warns: bool
+) -> None:
+    spec = parse_spec(
+        {
+            "name": "hb",
+            "trainable": "examples.quadratic:fit",
+            "metric": "loss",
+            "mode": "min",
+            "space": {"x": {"type": "uniform", "low": 0, "high": 6}},
+            "search": {
+                "algorithm": "random",
+                "num_samples": num_samples,
+                "max_concurrent": max_concurrent,
+            },
+            "scheduler": {"type": "hyperband", "max_t": 9, "reduction_factor": 3},
+        }
+    )
+    warning = hyperband_concurrency_warning(spec)
+    assert (warning is not None) == warns
+    if warns:
+        assert f"search.max_concurrent {max_concurrent} is below" in str(warning)
+        assert f"({min(9, num_samples)} trials)" in str(warning)
+
+
+def bracket_decisions(scheduler: HyperBandScheduler) -> tuple[str, str]:
+    """(decision for a trial at the last rung, for one at an earlier rung), max_t 9, eta 3.
+
+    Ray fills the brackets in turn: 3 trials run straight to 9, then 5 are halved at 3.
+    """
+    trials = [Trial("fit", config={}, stub=True) for _ in range(8)]
+    for trial in trials:
+        scheduler.on_trial_add(None, trial)
+    last_rung = scheduler.on_trial_result(None, trials[0], {"training_iteration": 9, "loss": 1})
+    earlier_rung = scheduler.on_trial_result(None, trials[3], {"training_iteration": 3, "loss": 1})
+    return last_rung, earlier_rung
+
+
+def test_a_trial_its_bracket_is_done_with_stops_at_once() -> None:
+    """Ray pauses it until the bracket finishes; a pause still saving then was never stopped."""
+    ray_decisions = bracket_decisions(
+        HyperBandScheduler(metric="loss", mode="min", max_t=9, reduction_factor=3)
+    )
+    assert ray_decisions == (TrialScheduler.PAUSE, TrialScheduler.PAUSE)
+    config = HyperbandConfig(type="hyperband", max_t=9, reduction_factor=3)
+    scheduler = make_hyperband(config, "training_iteration")
+    scheduler.set_search_properties("loss", "min")
+    assert bracket_decisions(scheduler) == (TrialScheduler.STOP, TrialScheduler.PAUSE)

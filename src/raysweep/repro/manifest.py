@@ -200,10 +200,13 @@ def manifest_warnings(spec: SweepSpec, gpu_plan: Any) -> list[str]:
                 "in which trials finish; use reproducibility.strict for repeatable configs"
             )
         if spec.scheduler.type != "fifo":
+            advice = "use max_concurrent 1 for repeatable runs"
+            if spec.scheduler.type == "hyperband":
+                advice += " (Hyperband then stops no trial early: its brackets cannot fill)"
             warnings.append(
                 f"scheduler.type={spec.scheduler.type} with max_concurrent "
                 f"{spec.search.max_concurrent or 'unlimited'}: when trials are stopped depends "
-                "on the order in which results arrive; use max_concurrent 1 for repeatable runs"
+                f"on the order in which results arrive; {advice}"
             )
     warnings.extend(_library_warnings(spec, gpu_plan))
     return warnings

@@ -105,6 +105,25 @@ def _pause_notice(spec: SweepSpec) -> str | None:
     )
 
 
+def hyperband_concurrency_warning(spec: SweepSpec) -> str | None:
+    """A warning when ``max_concurrent`` keeps Hyperband's brackets from filling."""
+    from raysweep.config.schema import HyperbandScheduler
+    from raysweep.schedulers.hyperband import hyperband_largest_bracket
+
+    limit = spec.search.max_concurrent
+    if not isinstance(spec.scheduler, HyperbandScheduler) or limit is None:
+        return None
+    bracket = min(hyperband_largest_bracket(spec.scheduler), spec.search.num_samples)
+    if limit >= bracket:
+        return None
+    return (
+        f"warning: search.max_concurrent {limit} is below hyperband's largest bracket "
+        f"({bracket} trials): its paused trials hold the limit, the bracket never fills and "
+        "its trials are stopped late or not at all; leave max_concurrent unset (raysweep "
+        "then admits every trial, and those beyond the free slots wait in the queue)"
+    )
+
+
 def _interrupted(run_dir: Path, log: RunLog, stop: GracefulStop) -> int:
     state.mark(run_dir, "interrupted", exit_code=INTERRUPTED, signal=stop.signal_name)
     log.print(
@@ -137,9 +156,9 @@ def _run_phases(
         f"Sweep {spec.name!r}: {spec.total_trials} trials, {spec.search.algorithm} search, "
         f"{spec.scheduler.type} scheduler, seed {spec.seed} -> {run_dir}"
     )
-    notice = _pause_notice(spec)
-    if notice:
-        log.print(notice)
+    for notice in (_pause_notice(spec), hyperband_concurrency_warning(spec)):
+        if notice:
+            log.print(notice)
     cluster = start_ray(
         RayOptions(
             address=options.address,

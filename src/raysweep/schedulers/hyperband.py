@@ -3,15 +3,39 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ray.tune.schedulers import HyperBandScheduler, TrialScheduler
 
 from raysweep.config.schema import HyperbandScheduler
 
 
+class FinishingHyperBandScheduler(HyperBandScheduler):
+    """Ray Tune's HyperBandScheduler, stopping a trial as soon as its bracket is done with it.
+
+    Ray pauses a trial that reaches its bracket's last rung until the rest of the
+    bracket gets there, then stops the paused ones (``_Bracket.cleanup_full``).
+    A trial whose pause still waits for its rung checkpoint at that moment is not
+    PAUSED yet: it is missed, is paused once the checkpoint lands, and is never
+    resumed or stopped, so the sweep never ends (the driver spins with every
+    other trial finished). A trial with no rung left has nothing to wait for:
+    this scheduler stops it at once, as the bracket would have, with no race.
+    Halvings are untouched: before the last rung Ray's decision stands.
+    """
+
+    def on_trial_result(self, tune_controller: Any, trial: Any, result: dict[str, Any]) -> str:
+        action = str(super().on_trial_result(tune_controller, trial, result))
+        if action != TrialScheduler.PAUSE:
+            return action
+        bracket, _ = self._trial_info[trial]
+        if bracket._halves == 0 and not bracket.continue_trial(trial):
+            return str(TrialScheduler.STOP)
+        return action
+
+
 def make_hyperband(config: HyperbandScheduler, time_attr: str) -> TrialScheduler:
-    """Ray Tune's HyperBandScheduler (metric and mode come from TuneConfig)."""
-    return HyperBandScheduler(
+    """Hyperband with Ray's brackets (metric and mode come from TuneConfig)."""
+    return FinishingHyperBandScheduler(
         time_attr=time_attr, max_t=config.max_t, reduction_factor=config.reduction_factor
     )
 
@@ -36,3 +60,21 @@ def hyperband_milestones(config: HyperbandScheduler) -> frozenset[int]:
             r = int(min(r * eta, max_t))
             milestones.add(r)
     return frozenset(milestones)
+
+
+def hyperband_largest_bracket(config: HyperbandScheduler) -> int:
+    """Trials in the largest bracket of Ray Tune's Hyperband band (``n0`` of ``s_max``).
+
+    Ray fills the brackets of a band in turn, bracket ``s`` with
+    ``ceil(s_max_1 / (s + 1) * eta**s)`` trials; a bracket halves its trials only
+    when all of them reach its rung, so fewer trials admitted at once than this
+    leave brackets unfilled and trials are stopped late or not at all.
+    """
+    eta, max_t = config.reduction_factor, config.max_t
+    brackets = round(math.log(max_t) / math.log(eta)) + 1
+    sizes = [
+        math.ceil(brackets / (s + 1) * eta**s)
+        for s in range(brackets)
+        if int(max_t * eta ** (-s)) > 0
+    ]
+    return max(sizes)
