@@ -30,12 +30,25 @@ class RayOptions:
 _QUIET_LOGGERS = ("ray.tune.execution.tune_controller", "ray.tune.tune")
 
 
+# Ray says at every start that the local Ray it starts uses token authentication
+# (its secure default): not news in a sweep's output. Its warning that token
+# authentication is *disabled* is kept.
+_AUTH_LOGGER = "ray._private.authentication.authentication_token_setup"
+
+
+def _not_the_token_auth_enabled_notice(record: logging.LogRecord) -> bool:
+    return not record.getMessage().startswith("Token authentication is enabled")
+
+
 def start_ray(options: RayOptions) -> dict[str, Any]:
     """ray.init for a local instance or an existing cluster; returns its resources."""
     import ray
 
     for name in _QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.CRITICAL)
+    auth_logger = logging.getLogger(_AUTH_LOGGER)
+    if _not_the_token_auth_enabled_notice not in auth_logger.filters:
+        auth_logger.addFilter(_not_the_token_auth_enabled_notice)
 
     if ray.is_initialized():
         return dict(ray.cluster_resources())
