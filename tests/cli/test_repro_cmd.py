@@ -68,6 +68,7 @@ def test_repro_best_trial_of_user_sweep_matches(
     lines = repro.stdout.strip().splitlines()
     assert lines[-1] == "match"
     assert f"Rerunning trial {best}" in repro.stdout
+    assert "Token authentication is enabled" not in repro.stdout + repro.stderr  # Ray's notice
     assert snapshot(run_dir) == before
     log = (run_dir / LOG_FILE).read_text()
     assert "match" in log and f"Rerunning trial {best}" in log
