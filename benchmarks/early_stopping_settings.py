@@ -1,0 +1,95 @@
+"""Scheduler settings for benchmark 4: do other ASHA / Hyperband settings pay sooner?
+
+    python -m benchmarks.early_stopping_settings [--seeds 1,2,3] [--only NAME,NAME]
+
+For each seed: random search (30 trials to the end, the baseline), then each
+variant with 270 trials from the same seeded sampler, scored as
+``benchmarks.early_stopping`` scores them (iterations until a trial ended within
+0.5% of random's best, over random's total). One JSON line per run on stdout,
+then a summary line per variant (median fraction; a seed that never got there
+counts as infinitely expensive).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks import early_stopping as es
+from benchmarks.launch import launch_sweep, workdir
+
+MAX_T = 81
+RANDOM_TRIALS = 30
+VARIANTS: dict[str, dict[str, Any]] = {
+    "asha_grace1_rf3": {"type": "asha", "grace_period": 1, "reduction_factor": 3},  # default
+    "asha_grace3_rf3": {"type": "asha", "grace_period": 3, "reduction_factor": 3},
+    "asha_grace9_rf3": {"type": "asha", "grace_period": 9, "reduction_factor": 3},
+    "asha_grace3_rf4": {"type": "asha", "grace_period": 3, "reduction_factor": 4},
+    "hyperband_rf9": {"type": "hyperband", "reduction_factor": 9},  # 3 brackets, not 5
+}
+
+
+def run_variant(name: str, seed: int, threshold: float, base: float) -> dict[str, Any]:
+    """One scheduler run of ``name`` scored against random search's best and compute."""
+    config = es.sweep_config("asha", es.SCHEDULER_TRIALS * RANDOM_TRIALS, MAX_T, seed)
+    config["scheduler"] = {"max_t": MAX_T, **VARIANTS[name]}
+    with workdir(es.NAME) as tmp:
+        launch = launch_sweep(name, config, tmp)
+        trials = es.read_trials(Path(launch.run_dir or "")) if launch.returncode == 0 else []
+    scored = es.analyse(trials, threshold)
+    spent = scored["compute_to_target"]
+    return {
+        "seed": seed,
+        "variant": name,
+        "returncode": launch.returncode,
+        "best": scored["best"],
+        "compute": scored["compute"],
+        "compute_fraction": None if spent is None else spent / base,
+        "fit_s": launch.fit_s,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run every variant for every seed; print JSON lines."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", default=",".join(map(str, range(1, es.SEEDS + 1))))
+    parser.add_argument("--only", default=",".join(VARIANTS), help="variants, comma-separated")
+    args = parser.parse_args(argv)
+    names = args.only.split(",")
+    unknown = sorted(set(names) - set(VARIANTS))
+    if unknown:
+        parser.error(f"unknown variant(s) {unknown}; known: {sorted(VARIANTS)}")
+    rows: list[dict[str, Any]] = []
+    for seed in (int(s) for s in args.seeds.split(",")):
+        with workdir(es.NAME) as tmp:
+            launch = launch_sweep(
+                "random", es.sweep_config("random", RANDOM_TRIALS, MAX_T, seed), tmp
+            )
+            baseline = es.analyse(es.read_trials(Path(launch.run_dir or "")), None)
+        threshold = baseline["best"] * (1 + es.TOLERANCE)
+        for name in names:
+            rows.append(run_variant(name, seed, threshold, baseline["compute"]))
+            print(json.dumps(rows[-1]), flush=True)
+    for name in names:
+        fractions = [r["compute_fraction"] for r in rows if r["variant"] == name]
+        median = es.median_missing_high(fractions)
+        reached = sum(f is not None for f in fractions)
+        totals = [r["compute"] for r in rows if r["variant"] == name]
+        summary = {
+            "variant": name,
+            "median_compute_fraction": median,
+            "reached": reached,
+            "runs": len(fractions),
+            "median_total_compute": statistics.median(totals),
+        }
+        print(json.dumps(summary), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
