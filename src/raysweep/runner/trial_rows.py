@@ -44,5 +44,10 @@ class TrialRowsLogger(JsonLoggerCallback):
             return
         local = Path(trial.local_path, file_name)
         local_size = local.stat().st_size if local.is_file() else None
-        if remote_copy_is_newer(local_size, _remote_size(trial, file_name)):
+        try:
+            remote_size = _remote_size(trial, file_name)
+        except Exception:  # storage unreachable: Ray's own handling (it logs and goes on)
+            super()._restore_from_remote(file_name, trial)
+            return
+        if remote_copy_is_newer(local_size, remote_size):
             super()._restore_from_remote(file_name, trial)
