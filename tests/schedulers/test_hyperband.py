@@ -21,6 +21,9 @@ from raysweep.schedulers.hyperband import (
     make_hyperband,
 )
 
+# (max_t, reduction_factor) pairs checked against Ray's own brackets.
+RAY_SETTINGS = [(81, 3), (9, 3), (4, 2), (100, 3), (50, 2.5), (1, 3), (10, 4), (27, 1.5)]
+
 
 def ray_milestones(max_t: int, eta: float) -> set[int]:
     """Every milestone of every bracket of one Hyperband band, from Ray's own brackets."""
@@ -37,9 +40,7 @@ def ray_milestones(max_t: int, eta: float) -> set[int]:
     return found
 
 
-@pytest.mark.parametrize(
-    ("max_t", "eta"), [(81, 3), (9, 3), (4, 2), (100, 3), (50, 2.5), (1, 3), (10, 4), (27, 1.5)]
-)
+@pytest.mark.parametrize(("max_t", "eta"), RAY_SETTINGS)
 def test_milestones_are_ray_tunes(max_t: int, eta: float) -> None:
     config = HyperbandConfig(type="hyperband", max_t=max_t, reduction_factor=eta)
     assert hyperband_milestones(config) == ray_milestones(max_t, eta)
@@ -86,9 +87,7 @@ def test_paused_trials_resume_from_their_rung_checkpoint(
         assert all(row["rounds"] == row["training_iteration"] for row in rows)
 
 
-@pytest.mark.parametrize(
-    ("max_t", "eta"), [(81, 3), (9, 3), (4, 2), (100, 3), (50, 2.5), (1, 3), (10, 4), (27, 1.5)]
-)
+@pytest.mark.parametrize(("max_t", "eta"), RAY_SETTINGS)
 def test_largest_bracket_is_ray_tunes(max_t: int, eta: float) -> None:
     scheduler = HyperBandScheduler(max_t=max_t, reduction_factor=eta)
     sizes = [

@@ -29,25 +29,24 @@ def remote_copy_is_newer(local_size: int | None, remote_size: int | None) -> boo
     return local_size is None or remote_size > local_size
 
 
-def _remote_size(trial: Any, file_name: str) -> int | None:
+def _remote_copy_is_newer(trial: Any, file_name: str) -> bool:
+    """``remote_copy_is_newer`` for one trial's file (True when storage cannot be asked)."""
+    local = Path(trial.local_path, file_name)
+    local_size = local.stat().st_size if local.is_file() else None
     remote = Path(trial.storage.trial_fs_path, file_name).as_posix()
-    info = trial.storage.storage_filesystem.get_file_info(remote)
-    return info.size if info.type == pyarrow.fs.FileType.File else None
+    try:
+        info = trial.storage.storage_filesystem.get_file_info(remote)
+    except Exception:  # storage unreachable: Ray's own restore (it logs and goes on)
+        return True
+    remote_size = info.size if info.type == pyarrow.fs.FileType.File else None
+    return remote_copy_is_newer(local_size, remote_size)
 
 
 class TrialRowsLogger(JsonLoggerCallback):
     """``JsonLoggerCallback`` that never replaces local rows with a stale upload."""
 
     def _restore_from_remote(self, file_name: str, trial: Any) -> None:
-        if file_name != EXPR_RESULT_FILE or not trial.checkpoint:
-            super()._restore_from_remote(file_name, trial)
-            return
-        local = Path(trial.local_path, file_name)
-        local_size = local.stat().st_size if local.is_file() else None
-        try:
-            remote_size = _remote_size(trial, file_name)
-        except Exception:  # storage unreachable: Ray's own handling (it logs and goes on)
-            super()._restore_from_remote(file_name, trial)
-            return
-        if remote_copy_is_newer(local_size, remote_size):
-            super()._restore_from_remote(file_name, trial)
+        checked = file_name == EXPR_RESULT_FILE and trial.checkpoint
+        if checked and not _remote_copy_is_newer(trial, file_name):
+            return  # the driver's own rows are the complete ones
+        super()._restore_from_remote(file_name, trial)

@@ -40,41 +40,43 @@ def make_hyperband(config: HyperbandScheduler, time_attr: str) -> TrialScheduler
     )
 
 
+def _brackets(config: HyperbandScheduler) -> list[tuple[int, int]]:
+    """``(s, r0)`` of every bracket Ray Tune's Hyperband runs in a band.
+
+    Ray makes ``s_max + 1 = round(log(max_t) / log(eta)) + 1`` brackets; bracket ``s``
+    starts at ``r0 = int(max_t * eta**-s)`` iterations and is skipped when that is 0.
+    """
+    eta, max_t = config.reduction_factor, config.max_t
+    count = round(math.log(max_t) / math.log(eta)) + 1
+    starts = ((s, int(max_t * eta ** (-s))) for s in range(count))
+    return [(s, r0) for s, r0 in starts if r0 > 0]
+
+
 def hyperband_milestones(config: HyperbandScheduler) -> frozenset[int]:
     """The iterations at which Ray Tune's Hyperband may pause a trial (its rungs).
 
-    A bracket ``s`` starts at ``r0 = int(max_t * eta**-s)`` iterations and multiplies
-    its milestone by ``eta`` (capped at ``max_t``) at each halving; a trial that
+    A bracket ``s`` starts at ``r0`` iterations and multiplies its milestone by
+    ``eta`` (capped at ``max_t``) at each of its ``s`` halvings; a trial that
     reaches the milestone before the rest of its bracket is paused there. A trial
     with a checkpoint at each of these iterations resumes exactly where it stopped.
     """
-    eta, max_t = config.reduction_factor, config.max_t
-    brackets = round(math.log(max_t) / math.log(eta)) + 1  # Ray's s_max + 1
     milestones: set[int] = set()
-    for s in range(brackets):
-        r = int(max_t * eta ** (-s))
-        if r == 0:
-            continue  # Ray skips brackets too small to run
+    for s, r in _brackets(config):
         milestones.add(r)
         for _ in range(s):
-            r = int(min(r * eta, max_t))
+            r = int(min(r * config.reduction_factor, config.max_t))
             milestones.add(r)
     return frozenset(milestones)
 
 
 def hyperband_largest_bracket(config: HyperbandScheduler) -> int:
-    """Trials in the largest bracket of Ray Tune's Hyperband band (``n0`` of ``s_max``).
+    """Trials in the largest bracket of Ray Tune's Hyperband band.
 
     Ray fills the brackets of a band in turn, bracket ``s`` with
-    ``ceil(s_max_1 / (s + 1) * eta**s)`` trials; a bracket halves its trials only
-    when all of them reach its rung, so fewer trials admitted at once than this
-    leave brackets unfilled and trials are stopped late or not at all.
+    ``ceil((s_max + 1) / (s + 1) * eta**s)`` trials; a bracket halves its trials
+    only when all of them reach its rung, so fewer trials admitted at once than
+    this leave brackets unfilled and trials are stopped late or not at all.
     """
-    eta, max_t = config.reduction_factor, config.max_t
-    brackets = round(math.log(max_t) / math.log(eta)) + 1
-    sizes = [
-        math.ceil(brackets / (s + 1) * eta**s)
-        for s in range(brackets)
-        if int(max_t * eta ** (-s)) > 0
-    ]
-    return max(sizes)
+    eta = config.reduction_factor
+    count = round(math.log(config.max_t) / math.log(eta)) + 1
+    return max(math.ceil(count / (s + 1) * eta**s) for s, _ in _brackets(config))
