@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ray import tune
 
+from raysweep.config.load import parse_spec
+from raysweep.runner.build import build_searcher
+from raysweep.runner.searchalg import innermost
 from raysweep.search.hyperopt import N_INITIAL_POINTS, make_hyperopt
 
 
@@ -20,3 +25,26 @@ def test_ten_random_trials_before_tpe_by_default() -> None:
 
 def test_n_initial_points_option_is_passed_through() -> None:
     assert startup_trials({"n_initial_points": 3}) == 3
+
+
+def hyperopt_spec(options: dict[str, Any]) -> Any:
+    return parse_spec({
+        "name": "h",
+        "trainable": "examples.quadratic:fit",
+        "metric": "loss",
+        "mode": "min",
+        "space": {"x": {"type": "uniform", "low": 0.0, "high": 1.0}},
+        "search": {"algorithm": "hyperopt", "num_samples": 20, "options": options},
+    })  # fmt: skip
+
+
+def test_a_sweep_without_options_gets_ten_start_up_trials() -> None:
+    spec = hyperopt_spec({})
+    assert spec.search.options["n_initial_points"] == 10  # what spec.json records
+    searcher: Any = innermost(build_searcher(spec))
+    assert searcher.algo.keywords["n_startup_jobs"] == 10
+
+
+def test_a_sweep_with_options_gets_its_own_count() -> None:
+    searcher: Any = innermost(build_searcher(hyperopt_spec({"n_initial_points": 4})))
+    assert searcher.algo.keywords["n_startup_jobs"] == 4

@@ -6,7 +6,10 @@ from typing import Any
 
 from ray.tune.search import Searcher
 
-N_INITIAL_POINTS = 10
+from raysweep.config.schema import HyperOptOptions
+
+N_INITIAL_POINTS: int = HyperOptOptions.model_fields["n_initial_points"].default
+GAMMA: float = HyperOptOptions.model_fields["gamma"].default
 
 
 def make_hyperopt(
@@ -19,9 +22,8 @@ def make_hyperopt(
 ) -> Searcher:
     """HyperOptSearch seeded through its own ``random_state_seed``.
 
-    ``n_initial_points`` defaults to 10 random trials before TPE takes over (Optuna's
-    TPE default), not Ray's 20: at nightly budgets of tens of trials, 20 random
-    starts would spend half the budget before the model is used.
+    Option defaults are the config's (``HyperOptOptions``): 10 random trials
+    before TPE, not Ray's 20.
     """
     from ray.tune.search.hyperopt import HyperOptSearch
 
@@ -31,5 +33,5 @@ def make_hyperopt(
         mode=mode,
         random_state_seed=seed,
         n_initial_points=int(options.get("n_initial_points", N_INITIAL_POINTS)),
-        gamma=float(options.get("gamma", 0.25)),
+        gamma=float(options.get("gamma", GAMMA)),
     )
