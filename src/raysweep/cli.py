@@ -270,6 +270,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    finally:
+        _stop_own_ray()
+
+
+def _stop_own_ray() -> None:
+    """Shut down a Ray the command started, now rather than in Ray's slower exit hook."""
+    execute = sys.modules.get("raysweep.runner.execute")
+    if execute is not None:  # never imported: no Ray was started
+        execute.stop_ray()
 
 
 if __name__ == "__main__":

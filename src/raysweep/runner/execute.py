@@ -36,6 +36,9 @@ _QUIET_LOGGERS = ("ray.tune.execution.tune_controller", "ray.tune.tune")
 _AUTH_LOGGER = "ray._private.authentication.authentication_token_setup"
 
 
+_started_here = False  # whether this process started the Ray it is connected to
+
+
 def _not_the_token_auth_enabled_notice(record: logging.LogRecord) -> bool:
     return not record.getMessage().startswith("Token authentication is enabled")
 
@@ -50,6 +53,7 @@ def start_ray(options: RayOptions) -> dict[str, Any]:
     if _not_the_token_auth_enabled_notice not in auth_logger.filters:
         auth_logger.addFilter(_not_the_token_auth_enabled_notice)
 
+    global _started_here
     if ray.is_initialized():
         return dict(ray.cluster_resources())
     kwargs: dict[str, Any] = {
@@ -60,6 +64,7 @@ def start_ray(options: RayOptions) -> dict[str, Any]:
     if options.address:
         runtime_env = {"env_vars": dict(options.env_vars)} if options.env_vars else None
         ray.init(address=options.address, runtime_env=runtime_env, **kwargs)
+        _started_here = False
     else:
         # A local Ray's workers inherit this process's environment. A job-level
         # runtime_env would make every trial actor wait for Ray's runtime-env
@@ -80,18 +85,55 @@ def start_ray(options: RayOptions) -> dict[str, Any]:
             **kwargs,
         )
         actor_env.remember_local_ray(environment)
+        _started_here = True
     return dict(ray.cluster_resources())
 
 
 def stop_ray() -> None:
-    """Shut down the Ray this process started."""
+    """Shut down the Ray that ``start_ray`` started; leave one it joined or found running.
+
+    Called when the work is done (results written) rather than left to Ray's exit
+    hook, which first sleeps 0.5 s for log lines raysweep does not forward.
+    """
+    global _started_here
     import ray
 
     from raysweep.runner import actor_env
 
+    if not _started_here:
+        return
+    _started_here = False
     actor_env.forget_local_ray()
     if ray.is_initialized():
+        _kill_autoscaler_monitor()
         ray.shutdown()
+
+
+def _kill_autoscaler_monitor() -> None:
+    """Stop the local Ray's autoscaler monitor before ``ray.shutdown`` does.
+
+    Ray sends it SIGTERM after the GCS is gone; its handler then tries to report
+    to the GCS and Ray waits a full second before SIGKILL, on every exit. A local
+    Ray of fixed size has nothing for it to scale or save.
+    """
+    import contextlib
+    import subprocess
+
+    try:
+        from ray._private import ray_constants
+        from ray._private import worker as ray_worker
+    except ImportError:  # another Ray version: its own shutdown
+        return
+    node = getattr(ray_worker, "_global_node", None)
+    processes = getattr(node, "all_processes", None) or {}
+    monitor = getattr(ray_constants, "PROCESS_TYPE_MONITOR", "monitor")
+    for info in list(processes.get(monitor, [])):
+        process = getattr(info, "process", None)
+        if process is None or process.poll() is not None:
+            continue
+        process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):  # Ray's shutdown deals with it
+            process.wait(timeout=5)
 
 
 def _with_json_logger(callbacks: list[Any]) -> list[Any]:
