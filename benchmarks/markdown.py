@@ -35,6 +35,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "compute": ("iterations (total)", ".0f"),
     "compute_to_target": ("iterations to target", ".0f"),
     "compute_fraction": ("compute / random's", ".3f"),
+    "compute_fraction_trial_end": ("by trial end", ".3f"),
     "trials_to_target": ("trials to random's best", ".1f"),
     "reached_fraction": ("reached random's best", ".2f"),
     "gpu_util_mean": ("GPU util %", ".0f"),
