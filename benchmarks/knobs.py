@@ -43,7 +43,7 @@ VARIANTS: tuple[Variant, ...] = (
     ),
     Variant(
         "ray_prestart_on",
-        "RAY_prestart_worker_first_driver=1: Ray prestarts idle workers Tune never uses",
+        "RAY_prestart_worker_first_driver=1: Ray prestarts idle workers (trial actors take them)",
         env={"RAY_prestart_worker_first_driver": "1"},
     ),
     Variant(

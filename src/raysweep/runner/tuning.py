@@ -28,10 +28,11 @@ RAY_ENV_DEFAULTS: dict[str, str] = {
     # them. results.json comes from our own collector; ExperimentAnalysis needs
     # only the JSON logger, which the runner adds back.
     "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS": "1",
-    # Ray starts one idle worker per CPU when the first driver connects; Tune's
-    # trial actors never use them (they get workers of their own), so on a small
-    # machine they only compete with ray.init and the first trials for CPU
-    # (~1 s of CPU at start-up on 2 cores).
+    # Ray starts one idle worker per CPU when the first driver connects. Trial
+    # actors without a runtime env (runner/actor_env.py) do take them, so fit()
+    # starts its first trials ~0.6 s sooner, but starting them competes with
+    # ray.init for the CPU on a small machine: the same process wall time and a
+    # later first trial (benchmarks.knobs, BENCHMARKS.md "Slot efficiency").
     "RAY_prestart_worker_first_driver": "0",
     "RAY_USAGE_STATS_ENABLED": "0",
 }
