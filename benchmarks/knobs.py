@@ -42,9 +42,9 @@ VARIANTS: tuple[Variant, ...] = (
         env={"TUNE_DISABLE_AUTO_CALLBACK_LOGGERS": "0"},
     ),
     Variant(
-        "ray_prestart_on",
-        "RAY_prestart_worker_first_driver=1: Ray prestarts idle workers (trial actors take them)",
-        env={"RAY_prestart_worker_first_driver": "1"},
+        "ray_prestart_off",
+        "RAY_prestart_worker_first_driver=0: no prestarted idle workers for trial actors to take",
+        env={"RAY_prestart_worker_first_driver": "0"},
     ),
     Variant(
         "snapshot_auto",

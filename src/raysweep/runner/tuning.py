@@ -28,13 +28,12 @@ RAY_ENV_DEFAULTS: dict[str, str] = {
     # them. results.json comes from our own collector; ExperimentAnalysis needs
     # only the JSON logger, which the runner adds back.
     "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS": "1",
-    # Ray starts one idle worker per CPU when the first driver connects. Trial
-    # actors without a runtime env (runner/actor_env.py) do take them, so fit()
-    # starts its first trials ~0.6 s sooner, but starting them competes with
-    # ray.init for the CPU on a small machine: the same process wall time and a
-    # later first trial (benchmarks.knobs, BENCHMARKS.md "Slot efficiency").
-    "RAY_prestart_worker_first_driver": "0",
     "RAY_USAGE_STATS_ENABLED": "0",
+    # Left at Ray's default: RAY_prestart_worker_first_driver=1. Ray starts an idle
+    # worker per CPU when the driver connects, and trial actors without a runtime
+    # env (runner/actor_env.py) take them, so fit() starts its first trials
+    # ~0.6 s sooner (BENCHMARKS.md "Slot efficiency"). On 2 cores starting them
+    # competes with ray.init (same process wall time); with more cores it overlaps.
 }
 
 # Set whatever the environment says. Ray's new console output engine drops every
