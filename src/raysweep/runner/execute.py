@@ -64,7 +64,6 @@ def start_ray(options: RayOptions) -> dict[str, Any]:
     if options.address:
         runtime_env = {"env_vars": dict(options.env_vars)} if options.env_vars else None
         ray.init(address=options.address, runtime_env=runtime_env, **kwargs)
-        _started_here = False
     else:
         # A local Ray's workers inherit this process's environment. A job-level
         # runtime_env would make every trial actor wait for Ray's runtime-env
