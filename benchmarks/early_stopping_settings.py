@@ -4,8 +4,9 @@
 
 For each seed: random search (30 trials to the end, the baseline), then each
 variant with 270 trials from the same seeded sampler, scored as
-``benchmarks.early_stopping`` scores them (iterations until a trial ended within
-0.5% of random's best, over random's total). One JSON line per run on stdout,
+``benchmarks.early_stopping`` scores them (iterations run, report by report,
+until the first report within 0.5% of random's best, over random's total; the
+older count by trial end alongside). One JSON line per run on stdout,
 then a summary line per variant (median fraction; a seed that never got there
 counts as infinitely expensive).
 """
@@ -40,9 +41,8 @@ def run_variant(name: str, seed: int, threshold: float, base: float) -> dict[str
     config["scheduler"] = {"max_t": MAX_T, **VARIANTS[name]}
     with workdir(es.NAME) as tmp:
         launch = launch_sweep(name, config, tmp)
-        trials = es.read_trials(Path(launch.run_dir or "")) if launch.returncode == 0 else []
-    scored = es.analyse(trials, threshold)
-    spent = scored["compute_to_target"]
+        scored = es.analyse(*_read_run(launch, launch.returncode == 0), threshold)
+    spent, spent_by_end = scored["compute_to_target"], scored["compute_to_target_trial_end"]
     return {
         "seed": seed,
         "variant": name,
@@ -50,8 +50,17 @@ def run_variant(name: str, seed: int, threshold: float, base: float) -> dict[str
         "best": scored["best"],
         "compute": scored["compute"],
         "compute_fraction": None if spent is None else spent / base,
+        "compute_fraction_trial_end": None if spent_by_end is None else spent_by_end / base,
         "fit_s": launch.fit_s,
     }
+
+
+def _read_run(launch: Any, ok: bool) -> tuple[list[dict[str, Any]], list[Any]]:
+    """(trial records, reports) of a finished launch; empty when it failed."""
+    if not ok:
+        return [], []
+    run_dir = Path(launch.run_dir or "")
+    return es.read_trials(run_dir), es.read_reports(run_dir, es.METRIC)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -70,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             launch = launch_sweep(
                 "random", es.sweep_config("random", RANDOM_TRIALS, MAX_T, seed), tmp
             )
-            baseline = es.analyse(es.read_trials(Path(launch.run_dir or "")), None)
+            baseline = es.analyse(*_read_run(launch, True), None)
         threshold = baseline["best"] * (1 + es.TOLERANCE)
         for name in names:
             rows.append(run_variant(name, seed, threshold, baseline["compute"]))
