@@ -26,19 +26,30 @@ from benchmarks.launch import launch_sweep, workdir
 
 MAX_T = 81
 RANDOM_TRIALS = 30
+ASHA = {"type": "asha", "max_t": MAX_T}
+# Each variant: the scheduler, and the search when it is not the random sampler.
 VARIANTS: dict[str, dict[str, Any]] = {
-    "asha_grace1_rf3": {"type": "asha", "grace_period": 1, "reduction_factor": 3},  # default
-    "asha_grace3_rf3": {"type": "asha", "grace_period": 3, "reduction_factor": 3},
-    "asha_grace9_rf3": {"type": "asha", "grace_period": 9, "reduction_factor": 3},
-    "asha_grace3_rf4": {"type": "asha", "grace_period": 3, "reduction_factor": 4},
-    "hyperband_rf9": {"type": "hyperband", "reduction_factor": 9},  # 3 brackets, not 5
+    "asha_grace1_rf3": {"scheduler": {**ASHA, "grace_period": 1, "reduction_factor": 3}},
+    "asha_grace3_rf3": {"scheduler": {**ASHA, "grace_period": 3, "reduction_factor": 3}},
+    "asha_grace9_rf3": {"scheduler": {**ASHA, "grace_period": 9, "reduction_factor": 3}},
+    "asha_grace3_rf4": {"scheduler": {**ASHA, "grace_period": 3, "reduction_factor": 4}},
+    # asynchronous Hyperband: ASHA with 3 brackets (grace 1, 3 and 9)
+    "asha_brackets3": {"scheduler": {**ASHA, "grace_period": 1, "brackets": 3}},
+    # 3 brackets, not 5
+    "hyperband_rf9": {"scheduler": {"type": "hyperband", "max_t": MAX_T, "reduction_factor": 9}},
+    # Optuna's TPE proposes the configurations, ASHA stops them (the default settings)
+    "optuna_asha_grace1_rf3": {
+        "scheduler": {**ASHA, "grace_period": 1, "reduction_factor": 3},
+        "search": {"algorithm": "optuna"},
+    },
 }
 
 
 def run_variant(name: str, seed: int, threshold: float, base: float) -> dict[str, Any]:
     """One scheduler run of ``name`` scored against random search's best and compute."""
     config = es.sweep_config("asha", es.SCHEDULER_TRIALS * RANDOM_TRIALS, MAX_T, seed)
-    config["scheduler"] = {"max_t": MAX_T, **VARIANTS[name]}
+    config["scheduler"] = VARIANTS[name]["scheduler"]
+    config["search"] = {**config["search"], **VARIANTS[name].get("search", {})}
     with workdir(es.NAME) as tmp:
         launch = launch_sweep(name, config, tmp)
         scored = es.analyse(*_read_run(launch, launch.returncode == 0), threshold)

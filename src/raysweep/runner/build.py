@@ -55,6 +55,9 @@ def build_searcher(spec: SweepSpec) -> Searcher:
     space = to_param_space(spec.space)
     if spec.search.algorithm not in ("grid", "random"):
         space = {k: v for k, v in space.items() if is_sampled(spec.space[k])}
+    extra: dict[str, Any] = {}
+    if spec.search.algorithm == "optuna" and spec.scheduler.type != "fifo":
+        extra["full_length"] = spec.iteration_budget  # shorter trials were stopped early
     inner = factory(
         space=space,
         num_samples=spec.search.num_samples,
@@ -62,6 +65,7 @@ def build_searcher(spec: SweepSpec) -> Searcher:
         metric=spec.metric,
         mode=spec.mode,
         options=dict(spec.search.options),
+        **extra,
     )
     if spec.reproducibility.strict:
         from raysweep.search.strict import BatchedSearcher

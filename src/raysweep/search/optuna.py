@@ -2,9 +2,62 @@
 
 from __future__ import annotations
 
-from typing import Any
+import warnings
+from typing import Any, cast
 
 from ray.tune.search import Searcher
+from ray.tune.search.optuna import OptunaSearch
+
+ITERATION = "training_iteration"
+
+
+class PruningOptunaSearch(OptunaSearch):
+    """OptunaSearch that tells Optuna which trials a scheduler stopped early.
+
+    Ray's OptunaSearch records a trial stopped by ASHA or Hyperband after a few
+    iterations as *complete* with its truncated metric, so TPE compares a
+    3-iteration loss with an 81-iteration one. Here a trial that ended without an
+    error before ``full_length`` iterations is told to Optuna as *pruned*, with its
+    last metric as the intermediate value at its last iteration; TPE then ranks
+    pruned trials by how far they got, then by that value (as with Optuna's own
+    pruners). ``full_length`` None keeps Ray's behaviour for them. A trial that
+    errored is told as failed (Ray tells its last metric as complete), so TPE
+    leaves it out.
+    """
+
+    def __init__(self, *args: Any, full_length: int | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.full_length = full_length
+
+    def on_trial_complete(
+        self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False
+    ) -> None:
+        if trial_id not in self._ot_trials or trial_id in self._completed_trials:
+            super().on_trial_complete(trial_id, result, error)  # Ray's warning
+            return
+        step = (result or {}).get(ITERATION)
+        value = (result or {}).get(self.metric) if isinstance(self.metric, str) else None
+        import optuna
+
+        ot_trial, study = self._ot_trials[trial_id], cast(Any, self._ot_study)
+        if error:  # Ray would record the last metric of an errored trial as complete
+            study.tell(ot_trial, state=optuna.trial.TrialState.FAIL)
+        elif (
+            self.full_length is not None
+            and isinstance(step, int)
+            and step < self.full_length
+            and isinstance(value, int | float)
+        ):
+            # Ray does not pass on the result a scheduler stops a trial on; Optuna
+            # warns and keeps the first value when the step was already reported.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ot_trial.report(float(value), step)
+            study.tell(ot_trial, state=optuna.trial.TrialState.PRUNED)
+        else:
+            super().on_trial_complete(trial_id, result, error)
+            return
+        self._completed_trials.add(trial_id)
 
 
 def make_optuna(
@@ -14,10 +67,14 @@ def make_optuna(
     metric: str,
     mode: str,
     options: dict[str, Any],
+    full_length: int | None = None,
 ) -> Searcher:
-    """OptunaSearch with a seeded sampler chosen by ``options.sampler``."""
+    """OptunaSearch with a seeded sampler chosen by ``options.sampler``.
+
+    ``full_length``: iterations of a trial no scheduler stopped (None when trials
+    are never stopped early); shorter trials are told to Optuna as pruned.
+    """
     import optuna
-    from ray.tune.search.optuna import OptunaSearch
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     name = options.get("sampler", "tpe")
@@ -33,9 +90,10 @@ def make_optuna(
         sampler = optuna.samplers.GPSampler(seed=seed, n_startup_trials=startup)
     else:
         sampler = optuna.samplers.RandomSampler(seed=seed)
-    return OptunaSearch(
+    return PruningOptunaSearch(
         space=OptunaSearch.convert_search_space(space),
         metric=metric,
         mode=mode,
         sampler=sampler,
+        full_length=full_length,
     )
