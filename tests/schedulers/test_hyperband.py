@@ -14,7 +14,10 @@ from ray.tune.schedulers import HyperBandScheduler, TrialScheduler
 
 from raysweep.config.load import parse_spec
 from raysweep.config.schema import HyperbandScheduler as HyperbandConfig
-from raysweep.runner.session import hyperband_concurrency_warning
+from raysweep.runner.session import (
+    hyperband_concurrency_warning,
+    hyperband_searcher_warning,
+)
 from raysweep.schedulers.hyperband import (
     hyperband_largest_bracket,
     hyperband_milestones,
@@ -126,6 +129,40 @@ def test_a_limit_below_the_largest_bracket_is_warned_about(
     if warns:
         assert f"search.max_concurrent {max_concurrent} is below" in str(warning)
         assert f"({min(9, num_samples)} trials)" in str(warning)
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "scheduler", "max_concurrent", "warns"),
+    [
+        ("optuna", "hyperband", None, True),  # raysweep admits all 20 trials
+        ("hyperopt", "hyperband", 20, True),
+        ("optuna", "hyperband", 4, False),  # it learns from what finishes (the other warning)
+        ("random", "hyperband", None, False),
+        ("optuna", "asha", None, False),
+    ],
+)
+def test_a_model_based_searcher_under_hyperband_is_warned_about(
+    algorithm: str, scheduler: str, max_concurrent: int | None, warns: bool
+) -> None:
+    spec = parse_spec(
+        {
+            "name": "hb",
+            "trainable": "examples.quadratic:fit",
+            "metric": "loss",
+            "mode": "min",
+            "space": {"x": {"type": "uniform", "low": 0, "high": 6}},
+            "search": {
+                "algorithm": algorithm,
+                "num_samples": 20,
+                "max_concurrent": max_concurrent,
+            },
+            "scheduler": {"type": scheduler, "max_t": 9},
+        }
+    )
+    warning = hyperband_searcher_warning(spec)
+    assert (warning is not None) == warns
+    if warns:
+        assert f"{algorithm} suggests every configuration before any result" in str(warning)
 
 
 def bracket_decisions(scheduler: HyperBandScheduler) -> tuple[str, str]:

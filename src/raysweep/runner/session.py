@@ -124,6 +124,21 @@ def hyperband_concurrency_warning(spec: SweepSpec) -> str | None:
     )
 
 
+def hyperband_searcher_warning(spec: SweepSpec) -> str | None:
+    """A warning when a model-based searcher gets every Hyperband trial before any result."""
+    limit = spec.search.max_concurrent
+    if spec.scheduler.type != "hyperband" or spec.search.algorithm not in ("optuna", "hyperopt"):
+        return None
+    if limit is not None and limit < spec.search.num_samples:
+        return None
+    return (
+        f"warning: hyperband admits all {spec.search.num_samples} trials at once, so "
+        f"{spec.search.algorithm} suggests every configuration before any result and "
+        "learns nothing from them (random search in effect); use the asha scheduler "
+        f"to let {spec.search.algorithm} learn from the trials that finish"
+    )
+
+
 def _interrupted(run_dir: Path, log: RunLog, stop: GracefulStop) -> int:
     state.mark(run_dir, "interrupted", exit_code=INTERRUPTED, signal=stop.signal_name)
     log.print(
@@ -156,7 +171,8 @@ def _run_phases(
         f"Sweep {spec.name!r}: {spec.total_trials} trials, {spec.search.algorithm} search, "
         f"{spec.scheduler.type} scheduler, seed {spec.seed} -> {run_dir}"
     )
-    for notice in (_pause_notice(spec), hyperband_concurrency_warning(spec)):
+    notices = (_pause_notice(spec), hyperband_concurrency_warning(spec))
+    for notice in (*notices, hyperband_searcher_warning(spec)):
         if notice:
             log.print(notice)
     cluster = start_ray(
