@@ -189,13 +189,15 @@ def restored_tuner(path: str, parts: Any, retry_errored: bool) -> Any:
 def run_fit(tuner: Any) -> Any:
     """``tuner.fit()`` with raysweep's per-trial savings in Ray Tune's controller.
 
-    Trainable lookups are memoized (runner/registry_cache.py) and, on a local Ray,
-    trial actors start as plain workers (runner/actor_env.py).
+    Trainable lookups are memoized (runner/registry_cache.py), on a local Ray
+    trial actors start as plain workers (runner/actor_env.py), and an actor that
+    is starting is not killed because a cached one came free (runner/actor_reuse.py).
     """
     from raysweep.runner.actor_env import plain_trial_actors
+    from raysweep.runner.actor_reuse import keep_starting_actors
     from raysweep.runner.registry_cache import memoized_registry
 
-    with memoized_registry(), plain_trial_actors():
+    with memoized_registry(), plain_trial_actors(), keep_starting_actors():
         return tuner.fit()
 
 
