@@ -24,6 +24,8 @@ from raysweep.schedulers.hyperband import (
     make_hyperband,
 )
 
+from ..conftest import small_sweep_data
+
 # (max_t, reduction_factor) pairs checked against Ray's own brackets.
 RAY_SETTINGS = [(81, 3), (9, 3), (4, 2), (100, 3), (50, 2.5), (1, 3), (10, 4), (27, 1.5)]
 
@@ -102,6 +104,18 @@ def test_largest_bracket_is_ray_tunes(max_t: int, eta: float) -> None:
     assert hyperband_largest_bracket(config) == max(sizes)
 
 
+def scheduled_spec(
+    algorithm: str, num_samples: int, max_concurrent: int | None, scheduler: str
+) -> Any:
+    """A quadratic sweep under ``scheduler`` with max_t 9 and reduction factor 3."""
+    search = {"algorithm": algorithm, "num_samples": num_samples, "max_concurrent": max_concurrent}
+    return parse_spec(
+        small_sweep_data(
+            search=search, scheduler={"type": scheduler, "max_t": 9, "reduction_factor": 3}
+        )
+    )
+
+
 @pytest.mark.parametrize(
     ("max_concurrent", "num_samples", "warns"),
     [(2, 30, True), (8, 30, True), (9, 30, False), (None, 30, False), (2, 2, False), (4, 5, True)],
@@ -109,21 +123,7 @@ def test_largest_bracket_is_ray_tunes(max_t: int, eta: float) -> None:
 def test_a_limit_below_the_largest_bracket_is_warned_about(
     max_concurrent: int | None, num_samples: int, warns: bool
 ) -> None:
-    spec = parse_spec(
-        {
-            "name": "hb",
-            "trainable": "examples.quadratic:fit",
-            "metric": "loss",
-            "mode": "min",
-            "space": {"x": {"type": "uniform", "low": 0, "high": 6}},
-            "search": {
-                "algorithm": "random",
-                "num_samples": num_samples,
-                "max_concurrent": max_concurrent,
-            },
-            "scheduler": {"type": "hyperband", "max_t": 9, "reduction_factor": 3},
-        }
-    )
+    spec = scheduled_spec("random", num_samples, max_concurrent, "hyperband")
     warning = hyperband_concurrency_warning(spec)
     assert (warning is not None) == warns
     if warns:
@@ -144,21 +144,7 @@ def test_a_limit_below_the_largest_bracket_is_warned_about(
 def test_a_model_based_searcher_under_hyperband_is_warned_about(
     algorithm: str, scheduler: str, max_concurrent: int | None, warns: bool
 ) -> None:
-    spec = parse_spec(
-        {
-            "name": "hb",
-            "trainable": "examples.quadratic:fit",
-            "metric": "loss",
-            "mode": "min",
-            "space": {"x": {"type": "uniform", "low": 0, "high": 6}},
-            "search": {
-                "algorithm": algorithm,
-                "num_samples": 20,
-                "max_concurrent": max_concurrent,
-            },
-            "scheduler": {"type": scheduler, "max_t": 9},
-        }
-    )
+    spec = scheduled_spec(algorithm, 20, max_concurrent, scheduler)
     warning = hyperband_searcher_warning(spec)
     assert (warning is not None) == warns
     if warns:

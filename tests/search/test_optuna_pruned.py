@@ -12,6 +12,8 @@ from raysweep.runner.build import build_searcher
 from raysweep.runner.searchalg import innermost
 from raysweep.search.optuna import make_optuna
 
+from ..conftest import small_sweep_data
+
 TrialState = optuna.trial.TrialState
 
 
@@ -65,15 +67,8 @@ def test_errored_trials_fail_and_without_full_length_stopped_trials_complete() -
 
 
 def optuna_spec(scheduler: dict[str, Any]) -> Any:
-    return parse_spec({
-        "name": "o",
-        "trainable": "examples.quadratic:fit",
-        "metric": "loss",
-        "mode": "min",
-        "space": {"x": {"type": "uniform", "low": 0.0, "high": 1.0}},
-        "search": {"algorithm": "optuna", "num_samples": 20},
-        "scheduler": scheduler,
-    })  # fmt: skip
+    search = {"algorithm": "optuna", "num_samples": 20}
+    return parse_spec(small_sweep_data(search=search, scheduler=scheduler))
 
 
 def test_the_builder_gives_optuna_the_schedulers_full_length() -> None:
