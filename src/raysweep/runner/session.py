@@ -171,8 +171,12 @@ def _run_phases(
         f"Sweep {spec.name!r}: {spec.total_trials} trials, {spec.search.algorithm} search, "
         f"{spec.scheduler.type} scheduler, seed {spec.seed} -> {run_dir}"
     )
-    notices = (_pause_notice(spec), hyperband_concurrency_warning(spec))
-    for notice in (*notices, hyperband_searcher_warning(spec)):
+    notices = (
+        _pause_notice(spec),
+        hyperband_concurrency_warning(spec),
+        hyperband_searcher_warning(spec),
+    )
+    for notice in notices:
         if notice:
             log.print(notice)
     cluster = start_ray(
