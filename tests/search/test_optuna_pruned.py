@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import optuna
@@ -64,6 +65,16 @@ def test_errored_trials_fail_and_without_full_length_stopped_trials_complete() -
     ray_default = searcher(full_length=None)
     run_trial(ray_default, "a", [0.9, 0.5], stopped=True)
     assert states(ray_default)[0][:2] == (TrialState.COMPLETE, 0.5)
+
+
+def test_a_restarted_trial_reports_its_steps_again_without_warnings() -> None:
+    search = searcher(full_length=9)
+    assert search.suggest("a") is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for value in (0.9, 0.8):  # iteration 1, then iteration 1 again after a restart
+            search.on_trial_result("a", {"loss": value, "training_iteration": 1})
+    assert states(search)[0][2] == {1: 0.9}  # Optuna keeps the first value
 
 
 def optuna_spec(scheduler: dict[str, Any]) -> Any:

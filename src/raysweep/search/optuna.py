@@ -29,6 +29,14 @@ class PruningOptunaSearch(OptunaSearch):
         super().__init__(*args, **kwargs)
         self.full_length = full_length
 
+    def on_trial_result(self, trial_id: str, result: dict[str, Any]) -> None:
+        # A trial restarted from its first iteration (Hyperband resumes a paused trial
+        # without a checkpoint that way) reports its steps again; Optuna keeps the
+        # first value and would warn once per step.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="The reported value is ignored")
+            super().on_trial_result(trial_id, result)
+
     def on_trial_complete(
         self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False
     ) -> None:
