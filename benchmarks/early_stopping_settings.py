@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import early_stopping as es
+from benchmarks.common import ratio
 from benchmarks.launch import launch_sweep, workdir
 
 MAX_T = 81
@@ -60,8 +61,8 @@ def run_variant(name: str, seed: int, threshold: float, base: float) -> dict[str
         "returncode": launch.returncode,
         "best": scored["best"],
         "compute": scored["compute"],
-        "compute_fraction": None if spent is None else spent / base,
-        "compute_fraction_trial_end": None if spent_by_end is None else spent_by_end / base,
+        "compute_fraction": ratio(spent, base),
+        "compute_fraction_trial_end": ratio(spent_by_end, base),
         "fit_s": launch.fit_s,
     }
 

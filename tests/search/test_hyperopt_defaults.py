@@ -11,6 +11,8 @@ from raysweep.runner.build import build_searcher
 from raysweep.runner.searchalg import innermost
 from raysweep.search.hyperopt import N_INITIAL_POINTS, make_hyperopt
 
+from ..conftest import small_sweep_data
+
 
 def startup_trials(options: dict[str, int]) -> int:
     space = {"x": tune.uniform(0.0, 1.0)}
@@ -28,14 +30,8 @@ def test_n_initial_points_option_is_passed_through() -> None:
 
 
 def hyperopt_spec(options: dict[str, Any]) -> Any:
-    return parse_spec({
-        "name": "h",
-        "trainable": "examples.quadratic:fit",
-        "metric": "loss",
-        "mode": "min",
-        "space": {"x": {"type": "uniform", "low": 0.0, "high": 1.0}},
-        "search": {"algorithm": "hyperopt", "num_samples": 20, "options": options},
-    })  # fmt: skip
+    search = {"algorithm": "hyperopt", "num_samples": 20, "options": options}
+    return parse_spec(small_sweep_data(search=search))
 
 
 def test_a_sweep_without_options_gets_ten_start_up_trials() -> None:

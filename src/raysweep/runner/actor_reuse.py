@@ -8,8 +8,8 @@ start-up (about 1.3 s of CPU on a 2-core VM) this never settles: every hand-over
 stages the next trial with a new actor, the running trial's actor comes free
 first, the new actor is killed while it starts, and its slot goes to the next
 new actor. One slot runs every trial while the other starts and kills a Python
-worker per hand-over: no-op trials ran at ~45/s instead of 100-150/s in about
-half the runs, depending on which of the first two actors got ready first.
+worker per hand-over: no-op trials ran at ~45/s instead of 100-150/s in most
+runs measured, depending on which of the first two actors got ready first.
 
 Here a trial whose own actor is already starting keeps it: it does not take
 the cached actor, which goes to the next pending trial instead. An actor that

@@ -5,10 +5,14 @@ from __future__ import annotations
 import warnings
 from typing import Any, cast
 
+import optuna
 from ray.tune.search import Searcher
 from ray.tune.search.optuna import OptunaSearch
 
+from raysweep.config.schema import OptunaOptions
+
 ITERATION = "training_iteration"
+N_STARTUP_TRIALS: int = OptunaOptions.model_fields["n_startup_trials"].default
 
 
 class PruningOptunaSearch(OptunaSearch):
@@ -45,8 +49,6 @@ class PruningOptunaSearch(OptunaSearch):
             return
         step = (result or {}).get(ITERATION)
         value = (result or {}).get(self.metric) if isinstance(self.metric, str) else None
-        import optuna
-
         ot_trial, study = self._ot_trials[trial_id], cast(Any, self._ot_study)
         if error:  # Ray would record the last metric of an errored trial as complete
             study.tell(ot_trial, state=optuna.trial.TrialState.FAIL)
@@ -82,11 +84,9 @@ def make_optuna(
     ``full_length``: iterations of a trial no scheduler stopped (None when trials
     are never stopped early); shorter trials are told to Optuna as pruned.
     """
-    import optuna
-
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     name = options.get("sampler", "tpe")
-    startup = int(options.get("n_startup_trials", 10))
+    startup = int(options.get("n_startup_trials", N_STARTUP_TRIALS))
     sampler: optuna.samplers.BaseSampler
     if name == "tpe":
         sampler = optuna.samplers.TPESampler(
