@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from raysweep.errors import TrainableError
+from raysweep.gpu.guard import cap_torch_memory
 from raysweep.repro.determinism import set_deterministic
 from raysweep.trainables.builtins import (
     Reporter,
@@ -46,7 +47,6 @@ DEFAULTS: dict[str, Any] = {
 }
 OPTIMIZERS = ("adam", "sgd")
 DEFAULT_EPOCHS = 10
-GPU_MEMORY_HEADROOM = 0.95
 _EVAL_BATCH = 8192
 
 
@@ -185,8 +185,7 @@ def _device(ctx: TrialContext) -> Any:
         )
     if not torch.cuda.is_available():
         raise TrainableError(f"{NAME}: GPU {ctx.gpu_ids[0]} was assigned but CUDA is unavailable")
-    if 0 < ctx.gpu_fraction < 1:
-        torch.cuda.set_per_process_memory_fraction(ctx.gpu_fraction * GPU_MEMORY_HEADROOM, 0)
+    cap_torch_memory(ctx.gpu_fraction)  # torch is imported only now, after the wrapper's cap
     return torch.device("cuda:0")
 
 

@@ -1,4 +1,4 @@
-"""The Ray Tune function trainable raysweep runs: seed, pin the device, then train."""
+"""The Ray Tune function trainable raysweep runs: seed, pin devices, cap GPU memory, train."""
 
 from __future__ import annotations
 
@@ -47,6 +47,9 @@ def resolve_function(trainable: str) -> tuple[Callable[..., Any], bool]:
 def make_trainable(plan: TrialPlan) -> Callable[[dict[str, Any]], Any]:
     """A Ray Tune function trainable that reseeds and pins devices at every trial start.
 
+    A trial on a fraction of a GPU whose trainable imported torch has torch's
+    allocator capped at its share (``raysweep.gpu.guard``).
+
     Actors are reused between trials, so everything a trial sets is set again by
     the next one: RNG states, determinism switches and the trial context.
     """
@@ -60,6 +63,10 @@ def make_trainable(plan: TrialPlan) -> Callable[[dict[str, Any]], Any]:
         seed = trial_seed_for(plan.master_seed, index)
         gpu_ids = _trial_gpu_ids(plan)
         func, builtin = resolve_function(plan.trainable)  # imports torch if the trainable does
+        if gpu_ids:
+            from raysweep.gpu.guard import cap_torch_memory
+
+            cap_torch_memory(plan.gpu_fraction)  # before the trial allocates anything
         seed_everything(seed)
         set_deterministic(plan.deterministic, threads=plan.cpus)
         ctx = TrialContext(
