@@ -3,8 +3,9 @@
 The built-in ``torch_mlp`` on ``digits``, the same seeded trials twice: with
 ``gpus_per_trial`` 0.25 (four trials share a GPU) and 1.0. Reports wall time,
 trials per second and the GPU utilisation raysweep's own monitor sampled during
-the sweep (``resource_usage.json``). Needs an NVIDIA GPU; elsewhere it writes a
-result that says it was skipped.
+the sweep (``resource_usage.json``). Target (issue #5): at least 3x the trials per
+hour packed. Needs an NVIDIA GPU; elsewhere it writes a result that says it was
+skipped.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import gpu_names, log, ratio, summarize
+from benchmarks.common import gpu_names, log, ratio, summarize, target
 from benchmarks.launch import Launch, launch_sweep, workdir
 
 NAME = "gpu"
@@ -103,7 +104,9 @@ def run(
         "params": params,
         "variants": variants,
         "figures": {"packed_speedup": summarize([speedup])},
-        "targets": [],
+        "targets": [
+            target("trials per hour, 0.25 GPU per trial / 1 GPU per trial", speedup, ">=", 3, "x")
+        ],
         "runs": {k: [x.to_json() for x, _ in v] for k, v in runs.items()},
     }
 
