@@ -76,6 +76,18 @@ def test_catboost_gpu_devices_and_warning(monkeypatch: pytest.MonkeyPatch) -> No
     assert (p.params["task_type"], p.params["devices"]) == ("GPU", "0:1")
     assert p.warnings == (CATBOOST_GPU_WARNING,)
     assert "non-deterministic" in CATBOOST_GPU_WARNING
+    assert "gpu_ram_part" not in p.params  # whole GPUs: CatBoost's own default
+
+
+def test_catboost_on_a_gpu_share_reserves_only_that_share(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """CatBoost reserves 95% of the card by default, starving trials that share it."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    p = gbm_params("catboost", seed=1, threads=1, gpu=True, deterministic=False, gpu_ids=["1"],
+                   gpu_fraction=0.25)  # fmt: skip
+    assert p.params["gpu_ram_part"] == pytest.approx(0.25 * 0.95)
+    assert "gpu_ram_part" not in gbm_params("catboost", 1, 1, False, False, (), 0.25).params
 
 
 def test_visible_ordinals(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -109,7 +121,7 @@ def test_lightgbm_gpu_without_gpu_explains_both_builds() -> None:
 @pytest.mark.gpu
 def test_lightgbm_gpu_params_on_a_gpu() -> None:
     if not _lightgbm_has_gpu():  # the explained failure is tested above
-        pytest.skip("this LightGBM has no GPU learner here (no NVIDIA OpenCL runtime, no CUDA build)")
+        pytest.skip("LightGBM has no GPU learner here (no NVIDIA OpenCL runtime, no CUDA build)")
     p = gbm_params("lightgbm", seed=1, threads=1, gpu=True, deterministic=True, gpu_ids=())
     assert p.params["device_type"] in ("cuda", "gpu") and p.params["gpu_device_id"] == 0
     assert p.params.get("gpu_use_dp", True) is True and p.warnings

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from raysweep.errors import GPUError
+from raysweep.gpu.guard import GPU_MEMORY_HEADROOM
 
 Library = Literal["lightgbm", "xgboost", "catboost"]
 LIBRARIES: tuple[Library, ...] = ("lightgbm", "xgboost", "catboost")
@@ -66,11 +67,14 @@ def gbm_params(
     gpu: bool,
     deterministic: bool,
     gpu_ids: Sequence[str] = (),
+    gpu_fraction: float = 1.0,
 ) -> GBMParams:
     """The seed/threads/device/determinism parameters for ``library``.
 
     ``gpu_ids`` are physical GPU ids; they are mapped to ordinals inside the
     process's ``CUDA_VISIBLE_DEVICES`` (which Ray sets for each trial).
+    ``gpu_fraction`` is the trial's share of its GPU: below 1, CatBoost's GPU
+    memory (``gpu_ram_part``, 95% of the card by default) is held to that share.
     """
     if threads < 1:
         raise ValueError(f"threads must be >= 1 (got {threads})")
@@ -80,7 +84,7 @@ def gbm_params(
     if library == "xgboost":
         return _xgboost(seed, threads, gpu, ordinals)
     if library == "catboost":
-        return _catboost(seed, threads, gpu, ordinals)
+        return _catboost(seed, threads, gpu, ordinals, gpu_fraction)
     raise ValueError(f"unknown GBM library {library!r}; expected one of {', '.join(LIBRARIES)}")
 
 
@@ -220,7 +224,9 @@ def _xgboost(seed: int, threads: int, gpu: bool, ordinals: list[int]) -> GBMPara
     return GBMParams(params, warnings)
 
 
-def _catboost(seed: int, threads: int, gpu: bool, ordinals: list[int]) -> GBMParams:
+def _catboost(
+    seed: int, threads: int, gpu: bool, ordinals: list[int], gpu_fraction: float
+) -> GBMParams:
     params: dict[str, Any] = {
         "random_seed": seed,
         "thread_count": threads,
@@ -231,5 +237,9 @@ def _catboost(seed: int, threads: int, gpu: bool, ordinals: list[int]) -> GBMPar
     warnings: tuple[str, ...] = ()
     if gpu:
         params["devices"] = ":".join(str(o) for o in ordinals)
+        if 0 < gpu_fraction < 1:
+            # CatBoost reserves gpu_ram_part of the card up front: the default 0.95 would
+            # leave nothing to the trials sharing it. Not an owned key: a user's value wins.
+            params["gpu_ram_part"] = round(gpu_fraction * GPU_MEMORY_HEADROOM, 4)
         warnings = (CATBOOST_GPU_WARNING,)
     return GBMParams(params, warnings)

@@ -147,7 +147,9 @@ def build_params(
     if dropped:
         logger.warning("%s: ignoring %s; raysweep sets these per trial", library, dropped)
     user = {k: v for k, v in user.items() if k not in reserved}
-    owned = gbm_params(library, ctx.seed, ctx.cpus, ctx.uses_gpu, ctx.deterministic, ctx.gpu_ids)
+    owned = gbm_params(
+        library, ctx.seed, ctx.cpus, ctx.uses_gpu, ctx.deterministic, ctx.gpu_ids, ctx.gpu_fraction
+    )
     for warning in owned.warnings:
         logger.warning("%s: %s", library, warning)
     task_defaults = task_params(library, dataset.task, dataset.n_classes)
