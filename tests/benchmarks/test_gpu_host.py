@@ -1,0 +1,83 @@
+"""Packing wheels for an offline GPU host and rebuilding them there (no download)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+from benchmarks.gpu_host import MANIFEST, NEVER, bundle, read_have, runtime_closure, unpack
+
+
+def make_wheel(folder: Path, name: str, size: int) -> Path:
+    """A zip with one member of ``size`` random (incompressible) bytes."""
+    path = folder / name
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("pkg/data.bin", os.urandom(size))
+    return path
+
+
+def members(path: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(path) as z:
+        return {name: z.read(name) for name in z.namelist()}
+
+
+def test_bundles_stay_under_the_limit_and_rebuild_every_wheel(tmp_path: Path) -> None:
+    wheels = [
+        make_wheel(tmp_path, "a-1.0-py3-none-any.whl", 6000),
+        make_wheel(tmp_path, "b-1.0-py3-none-any.whl", 1500),
+    ]
+    manifest = bundle(wheels, tmp_path / "packed", limit=4000)
+    folders = sorted((tmp_path / "packed").glob("bundle-*"))
+    assert [f.name for f in folders] == ["bundle-01", "bundle-02"]
+    sizes = [sum(p.stat().st_size for p in f.iterdir() if p.name != MANIFEST) for f in folders]
+    assert sizes == manifest["bundle_bytes"] and max(sizes) <= 4000
+    assert [len(w["parts"]) for w in manifest["wheels"]] == [2, 1]  # a is split, b is not
+
+    merged = tmp_path / "merged"  # every bundle copied into one folder, as on the host
+    merged.mkdir()
+    for folder in folders:
+        for part in folder.iterdir():
+            shutil.copy(part, merged / part.name)
+    assert json.loads((merged / MANIFEST).read_text()) == manifest
+    rebuilt = unpack(merged, tmp_path / "rebuilt")
+    assert [p.name for p in rebuilt] == [w.name for w in wheels]
+    for original, copy in zip(wheels, rebuilt, strict=True):
+        assert members(copy) == members(original)
+        with zipfile.ZipFile(copy) as z:  # stored: xz did the compressing
+            assert {i.compress_type for i in z.infolist()} == {zipfile.ZIP_STORED}
+
+    as_packed = unpack(tmp_path / "packed", tmp_path / "from-bundles")  # the folders as they are
+    assert [members(p) for p in as_packed] == [members(p) for p in rebuilt]
+
+    first = merged / manifest["wheels"][0]["parts"][0]
+    first.write_bytes(first.read_bytes()[:-1] + b"\0")
+    with pytest.raises(SystemExit, match=r"a-1\.0-py3-none-any\.whl: .*(checksum differs|damaged)"):
+        unpack(merged, tmp_path / "again")
+    first.unlink()
+    with pytest.raises(SystemExit, match=r"a-1\.0-py3-none-any\.whl: parts .* are not in"):
+        unpack(merged, tmp_path / "again")
+
+
+def test_the_closure_is_what_raysweep_runs_on_without_torch_or_the_dashboard() -> None:
+    closure = runtime_closure()
+    assert {"ray", "optuna", "hyperopt", "lightgbm", "xgboost", "catboost", "pydantic"} <= set(
+        closure
+    )
+    assert "opencensus" not in closure  # Ray's dashboard extra, not needed by the checks
+    assert not [name for name in closure if NEVER.match(name)]  # torch, CUDA, raysweep
+    assert "setuptools" not in closure  # needed by torch only: the host's torch has it
+    assert "nvidia-ml-py" in closure  # NVML bindings, not a CUDA library
+
+
+def test_have_reads_pip_list_freeze_and_commas(tmp_path: Path) -> None:
+    listing = tmp_path / "have.txt"
+    listing.write_text(
+        "Package    Version\n---------- -------\nray 2.60.0\nPyYAML==6.0.3\n"
+        "typing_extensions, nvidia-ml-py\n# a comment\n"
+    )
+    assert read_have(listing) == {"ray", "pyyaml", "typing-extensions", "nvidia-ml-py"}
+    assert read_have(None) == set()
