@@ -155,6 +155,22 @@ def run_sweep_cli(
     )
 
 
+def count_max_overlap(intervals: list[tuple[float, float]]) -> int:
+    """The most (start, end) intervals open at one moment."""
+    points = sorted([(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals])
+    current = best = 0
+    for _, step in points:
+        current += step
+        best = max(best, current)
+    return best
+
+
+@pytest.fixture(scope="session")
+def max_overlap() -> Callable[[list[tuple[float, float]]], int]:
+    """:func:`count_max_overlap`: how many trials ran at once, from their intervals."""
+    return count_max_overlap
+
+
 @pytest.fixture(scope="session")
 def sweep_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     """:func:`run_sweep_cli`: the ``sweep`` command in a fresh process."""

@@ -11,12 +11,14 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+Overlap = Callable[[list[tuple[float, float]]], int]
 SCRIPT = """
 import io, json, sys
 from pathlib import Path
@@ -65,17 +67,8 @@ def run_packed(
     return list(results["trials"])
 
 
-def max_overlap(intervals: list[tuple[float, float]]) -> int:
-    points = sorted([(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals])
-    current = best = 0
-    for _, step in points:
-        current += step
-        best = max(best, current)
-    return best
-
-
 @pytest.mark.slow
-def test_quarter_gpus_pack_four_trials_per_gpu(tmp_path: Path) -> None:
+def test_quarter_gpus_pack_four_trials_per_gpu(tmp_path: Path, max_overlap: Overlap) -> None:
     trials = run_packed(tmp_path, 0.25, 8, cpus=8, gpus=2, slots=8)
     assert len(trials) == 8
     by_gpu: dict[str, list[tuple[float, float]]] = {}
@@ -89,7 +82,7 @@ def test_quarter_gpus_pack_four_trials_per_gpu(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_whole_gpu_trials_never_share(tmp_path: Path) -> None:
+def test_whole_gpu_trials_never_share(tmp_path: Path, max_overlap: Overlap) -> None:
     trials = run_packed(tmp_path, 2, 4, cpus=4, gpus=4, slots=2)
     seen: dict[str, list[tuple[float, float]]] = {}
     for t in trials:

@@ -21,6 +21,7 @@ import pytest
 from raysweep.views import load_result
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
+Overlap = Callable[[list[tuple[float, float]]], int]
 
 
 def run_on_gpu0(tmp_path: Path, sweep_cli: CliRunner, data: dict[str, Any]) -> Path:
@@ -43,16 +44,6 @@ def trial_intervals(run_dir: Path) -> dict[str, tuple[float, float]]:
         elif event["event"] in ("ended", "errored"):
             times[1] = max(times[1], float(event["t"]))
     return {trial: (start, end) for trial, (start, end) in spans.items()}
-
-
-def max_overlap(intervals: list[tuple[float, float]]) -> int:
-    """The most intervals open at one moment."""
-    points = sorted([(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals])
-    current = best = 0
-    for _, step in points:
-        current += step
-        best = max(best, current)
-    return best
 
 
 def trial_starts(run_dir: Path) -> dict[str, list[int]]:
@@ -97,9 +88,24 @@ def gpu_processes(index: int = 0, interval_s: float = 0.05) -> Iterator[dict[str
         pynvml.nvmlShutdown()
 
 
+def run_completed_on_gpu0(tmp_path: Path, sweep_cli: CliRunner, data: dict[str, Any]) -> Path:
+    """Run ``data`` on GPU 0; every trial completes there, its process seen on the GPU."""
+    with gpu_processes() as seen:
+        run_dir = run_on_gpu0(tmp_path, sweep_cli, data)
+    result = load_result(run_dir)
+    assert [t.status for t in result.trials] == ["completed"] * data["search"]["num_samples"]
+    assert all(t.gpu_ids == ["0"] and t.best_metric is not None for t in result.trials)
+    pids = {pid for run in trial_starts(run_dir).values() for pid in run}
+    if seen["pids"]:
+        assert pids <= seen["pids"], (pids, seen["pids"])
+    else:  # NVML cannot map pids here (a PID namespace): the card's memory must have risen
+        assert seen["peak_mb"] - seen["baseline_mb"] > 100, seen
+    return run_dir
+
+
 @pytest.mark.gpu
 def test_quarter_gpu_runs_four_torch_mlp_trials_at_once(
-    tmp_path: Path, sweep_cli: CliRunner
+    tmp_path: Path, sweep_cli: CliRunner, max_overlap: Overlap
 ) -> None:
     """0.25 GPU per trial: four torch_mlp trials share GPU 0 at once; the monitor saw it."""
     data = {
@@ -118,16 +124,8 @@ def test_quarter_gpu_runs_four_torch_mlp_trials_at_once(
         "resources": {"cpus_per_trial": 1, "gpus_per_trial": 0.25},
         "seed": 5,
     }
-    with gpu_processes() as seen:
-        run_dir = run_on_gpu0(tmp_path, sweep_cli, data)
-    result = load_result(run_dir)
-    assert [t.status for t in result.trials] == ["completed"] * 4
-    assert all(t.gpu_ids == ["0"] for t in result.trials)
+    run_dir = run_completed_on_gpu0(tmp_path, sweep_cli, data)
     assert max_overlap(list(trial_intervals(run_dir).values())) == 4
-    pids = {pid for run in trial_starts(run_dir).values() for pid in run}
-    assert len(pids) == 4
-    if seen["pids"]:  # NVML sees the trials' processes (not in every container)
-        assert pids <= seen["pids"]
     usage = json.loads((run_dir / "resource_usage.json").read_text())
     gpus = usage["summary"]["gpus"]
     assert [g["index"] for g in gpus] == [0]
@@ -136,7 +134,9 @@ def test_quarter_gpu_runs_four_torch_mlp_trials_at_once(
 
 
 @pytest.mark.gpu
-def test_memory_guard_fails_the_greedy_trial_alone(tmp_path: Path, sweep_cli: CliRunner) -> None:
+def test_memory_guard_fails_the_greedy_trial_alone(
+    tmp_path: Path, sweep_cli: CliRunner, max_overlap: Overlap
+) -> None:
     """Four trials on a quarter each; the one asking for half the card hits OOM, twice.
 
     Without the guard it would get its half (torch does not know about Ray's
@@ -190,16 +190,7 @@ def test_gbm_trials_train_on_the_gpu(tmp_path: Path, sweep_cli: CliRunner, libra
         "resources": {"cpus_per_trial": 1, "gpus_per_trial": 0.5},
         "seed": 4,
     }
-    with gpu_processes() as seen:
-        run_dir = run_on_gpu0(tmp_path, sweep_cli, data)
-    result = load_result(run_dir)
-    assert [t.status for t in result.trials] == ["completed"] * 2
-    assert all(t.gpu_ids == ["0"] and t.best_metric is not None for t in result.trials)
-    pids = {pid for run in trial_starts(run_dir).values() for pid in run}
-    if seen["pids"]:
-        assert pids & seen["pids"], (pids, seen["pids"])
-    else:  # NVML cannot map pids here: the card's used memory must have risen instead
-        assert seen["peak_mb"] - seen["baseline_mb"] > 100, seen
+    run_completed_on_gpu0(tmp_path, sweep_cli, data)
 
 
 @pytest.mark.gpu
@@ -225,9 +216,3 @@ def test_lightgbm_on_the_gpu_trains_or_explains(tmp_path: Path, sweep_cli: CliRu
     else:
         assert trial.status == "errored", ran.stdout + ran.stderr
         assert "OpenCL" in (trial.error or "") and "USE_CUDA=ON" in (trial.error or "")
-
-
-def test_probe_helpers_count_overlap() -> None:
-    """The overlap count the tests above rely on (runs everywhere: no GPU needed)."""
-    assert max_overlap([(0, 2), (1, 3), (2.5, 4)]) == 2
-    assert max_overlap([(0, 1), (0, 1), (0, 1), (0, 1)]) == 4
