@@ -34,6 +34,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "asha_grace3_rf3": {"scheduler": {**ASHA, "grace_period": 3, "reduction_factor": 3}},
     "asha_grace9_rf3": {"scheduler": {**ASHA, "grace_period": 9, "reduction_factor": 3}},
     "asha_grace3_rf4": {"scheduler": {**ASHA, "grace_period": 3, "reduction_factor": 4}},
+    "asha_grace1_rf4": {"scheduler": {**ASHA, "grace_period": 1, "reduction_factor": 4}},
+    "asha_grace1_rf5": {"scheduler": {**ASHA, "grace_period": 1, "reduction_factor": 5}},
+    "asha_grace1_rf9": {"scheduler": {**ASHA, "grace_period": 1, "reduction_factor": 9}},
     # asynchronous Hyperband: ASHA with 3 brackets (grace 1, 3 and 9)
     "asha_brackets3": {"scheduler": {**ASHA, "grace_period": 1, "brackets": 3}},
     # 3 brackets, not 5
