@@ -72,8 +72,11 @@ def gpu_processes(index: int = 0, interval_s: float = 0.05) -> Iterator[dict[str
 
     def sample() -> None:
         while not done.is_set():
-            for proc in pynvml.nvmlDeviceGetComputeRunningProcesses(handle):
-                seen["pids"].add(int(proc.pid))
+            try:
+                procs = pynvml.nvmlDeviceGetComputeRunningProcesses(handle)
+            except pynvml.NVMLError:  # not supported on every driver or VM
+                procs = []
+            seen["pids"].update(int(proc.pid) for proc in procs)
             used = pynvml.nvmlDeviceGetMemoryInfo(handle).used / 2**20
             seen["peak_mb"] = max(seen["peak_mb"], used)
             done.wait(interval_s)
@@ -96,9 +99,9 @@ def run_completed_on_gpu0(tmp_path: Path, sweep_cli: CliRunner, data: dict[str, 
     assert [t.status for t in result.trials] == ["completed"] * data["search"]["num_samples"]
     assert all(t.gpu_ids == ["0"] and t.best_metric is not None for t in result.trials)
     pids = {pid for run in trial_starts(run_dir).values() for pid in run}
-    if seen["pids"]:
+    if pids & seen["pids"]:  # NVML reports this namespace's pids: each trial's must be there
         assert pids <= seen["pids"], (pids, seen["pids"])
-    else:  # NVML cannot map pids here (a PID namespace): the card's memory must have risen
+    else:  # no per-process figures, or pids of another namespace: the used memory rose
         assert seen["peak_mb"] - seen["baseline_mb"] > 100, seen
     return run_dir
 
@@ -152,7 +155,7 @@ def test_memory_guard_fails_the_greedy_trial_alone(
             "x": 1.0,
             "hold_s": 4.0,
         },
-        "search": {"algorithm": "grid"},
+        "search": {"algorithm": "grid", "num_samples": 1},  # each grid point once
         "resources": {"cpus_per_trial": 1, "gpus_per_trial": 0.25},
         "max_failures": 1,
         "seed": 9,
