@@ -78,8 +78,8 @@ def runtime_closure(root: str = "raysweep") -> dict[str, str]:
             wanted = req.marker is None or any(
                 req.marker.evaluate({"extra": e}) for e in ("", *extras)
             )
-            name = normalize(req.name)
-            if wanted and name not in found and not NEVER.match(name):
+            dep = normalize(req.name)
+            if wanted and dep not in found and not NEVER.match(dep):
                 visit(req.name, frozenset(req.extras) - SKIPPED_EXTRAS)
 
     visit(root, frozenset())
@@ -124,11 +124,15 @@ def bundle(wheels: Sequence[Path], dest: Path, limit: int, python: str = "") -> 
     manifest: per wheel its name, the sha256 of its stored copy (what ``unpack``
     rebuilds) and its parts; the bytes per bundle; the Python it was packed for.
     """
+    for stale in dest.glob("bundle-*"):  # a previous pack's parts must not mix in
+        shutil.rmtree(stale)
     entries: list[dict[str, Any]] = []
     sizes = [0]
     for wheel in wheels:
         stored = stored_copy(wheel)
         data = lzma.compress(stored, preset=6)
+        print(f"{wheel.name}: {wheel.stat().st_size / MiB:.1f} -> {len(data) / MiB:.1f} MiB",
+              file=sys.stderr, flush=True)  # fmt: skip
         parts: list[str] = []
         while data:
             room = limit - sizes[-1]

@@ -30,6 +30,9 @@ def test_bundles_stay_under_the_limit_and_rebuild_every_wheel(tmp_path: Path) ->
         make_wheel(tmp_path, "a-1.0-py3-none-any.whl", 6000),
         make_wheel(tmp_path, "b-1.0-py3-none-any.whl", 1500),
     ]
+    stale = tmp_path / "packed" / "bundle-07"  # left by an earlier pack: removed
+    stale.mkdir(parents=True)
+    (stale / "old.whl.xz.00").write_bytes(b"x")
     manifest = bundle(wheels, tmp_path / "packed", limit=4000)
     folders = sorted((tmp_path / "packed").glob("bundle-*"))
     assert [f.name for f in folders] == ["bundle-01", "bundle-02"]
