@@ -170,7 +170,7 @@ def test_gpus_without_gpu_says_so(tmp_path: Path) -> None:
 def test_builtin_on_several_gpus_is_refused(tmp_path: Path) -> None:
     config = {
         **GOOD,
-        "trainable": "torch_mlp",
+        "trainable": "lightgbm",
         "metric": "val_loss",
         "trainable_args": {"dataset": "wine"},
         "resources": {"gpus_per_trial": 2},
@@ -180,5 +180,6 @@ def test_builtin_on_several_gpus_is_refused(tmp_path: Path) -> None:
     proc = sweep("validate", "--config", str(file), cwd=tmp_path)
     assert proc.returncode == 2
     assert (
-        "resources.gpus_per_trial: built-in trainable 'torch_mlp' trains on one GPU" in proc.stderr
+        "resources.gpus_per_trial: built-in trainable 'lightgbm' trains on one GPU" in proc.stderr
     )
+    assert "built-ins that train across several GPUs: torch_mlp" in proc.stderr

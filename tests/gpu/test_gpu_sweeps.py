@@ -219,3 +219,38 @@ def test_lightgbm_on_the_gpu_trains_or_explains(tmp_path: Path, sweep_cli: CliRu
     else:
         assert trial.status == "errored", ran.stdout + ran.stderr
         assert "OpenCL" in (trial.error or "") and "USE_CUDA=ON" in (trial.error or "")
+
+
+@pytest.mark.gpu
+def test_torch_mlp_trains_data_parallel_across_two_gpus(
+    tmp_path: Path, sweep_cli: CliRunner
+) -> None:
+    """gpus_per_trial 2: one NCCL replica per GPU, both GPUs recorded, the rerun matches."""
+    from raysweep.gpu.inventory import read_inventory
+
+    if len(read_inventory().gpus) < 2:
+        pytest.skip("needs two NVIDIA GPUs (the CPU replicas are tested everywhere)")
+    data = {
+        "name": "ddp-gpu",
+        "trainable": "torch_mlp",
+        "trainable_args": {"dataset": "digits", "epochs": 3},
+        "metric": "val_loss",
+        "mode": "min",
+        "space": {"lr": {"type": "loguniform", "low": 0.001, "high": 0.05}, "dropout": 0.1},
+        "search": {"algorithm": "random", "num_samples": 2, "max_concurrent": 1},
+        "resources": {"cpus_per_trial": 2, "gpus_per_trial": 2},
+        "checkpoint": {"frequency": 1},
+        "seed": 4,
+    }
+    path = tmp_path / "ddp.json"
+    path.write_text(json.dumps(data))
+    ran = sweep_cli("run", "--config", str(path), "--storage", str(tmp_path), "--gpus", "0,1")
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    run_dir = tmp_path / data["name"]
+    trials = load_result(run_dir).trials
+    assert [t.status for t in trials] == ["completed", "completed"]
+    assert all(sorted(t.gpu_ids) == ["0", "1"] for t in trials)
+    metas = [json.loads(p.read_text()) for p in run_dir.rglob("raysweep_checkpoint.json")]
+    assert metas and {m["replicas"] for m in metas} == {2}
+    repro = sweep_cli("repro", str(run_dir))
+    assert repro.returncode == 0 and repro.stdout.strip().endswith("match"), repro.stdout

@@ -14,7 +14,7 @@ from raysweep.errors import TrainableError
 from raysweep.trainables.builtins import CHECKPOINT_META, reported_metrics
 from raysweep.trainables.context import TrialContext
 from raysweep.trainables.data import load_dataset
-from raysweep.trainables.torch_mlp import fit_torch_mlp, hyperparams
+from raysweep.trainables.torch_mlp import data_parallel_size, fit_torch_mlp, hyperparams
 
 
 def ctx_for(args: dict[str, Any], seed: int = 7, **kwargs: Any) -> TrialContext:
@@ -92,16 +92,23 @@ def test_hyperparameters_are_checked() -> None:
 
 
 def test_gpu_requests_are_checked() -> None:
-    ds = load_dataset({"dataset": "wine"}, 0)
     two = ctx_for({"dataset": "wine"}, gpu_ids=("0", "1"), gpu_fraction=1.0)
-    with pytest.raises(TrainableError, match="torch_mlp trains on one GPU per trial"):
-        fit_torch_mlp({}, two, ds, lambda m, c: None)
+    assert data_parallel_size(two) == 2  # one replica per GPU
+    mismatch = ctx_for({"dataset": "wine", "data_parallel": 3}, gpu_ids=("0", "1"))
+    with pytest.raises(TrainableError, match="data_parallel is 3 but the trial has 2 GPUs"):
+        data_parallel_size(mismatch)
+    one = ctx_for({"dataset": "wine", "data_parallel": 2}, gpu_ids=("0",), gpu_fraction=1.0)
+    with pytest.raises(TrainableError, match=r"set resources\.gpus_per_trial to 2"):
+        data_parallel_size(one)
+    assert data_parallel_size(ctx_for({"dataset": "wine", "data_parallel": 2})) == 2
+    assert data_parallel_size(ctx_for({"dataset": "wine"})) == 1
     import torch
 
     if not torch.cuda.is_available():
-        one = ctx_for({"dataset": "wine"}, gpu_ids=("0",), gpu_fraction=0.5)
-        with pytest.raises(TrainableError, match="CUDA is unavailable"):
-            fit_torch_mlp({}, one, ds, lambda m, c: None)
+        ds = load_dataset({"dataset": "wine"}, 0)
+        for ctx in (two, ctx_for({"dataset": "wine"}, gpu_ids=("0",), gpu_fraction=0.5)):
+            with pytest.raises(TrainableError, match="CUDA is unavailable"):
+                fit_torch_mlp({}, ctx, ds, lambda m, c: None)
 
 
 def _ray_trial(config: dict[str, Any]) -> None:

@@ -26,12 +26,13 @@ BUILTIN_TRAINABLES: dict[str, str] = {
 DATA_ARGS: frozenset[str] = frozenset(
     {"dataset", "target", "features", "task", "val_fraction", "split_seed"}
 )
+DATA_PARALLEL_ARG = "data_parallel"  # torch_mlp: replicas on CPUs (one per GPU on GPUs)
 GBM_ARGS: frozenset[str] = DATA_ARGS | {"num_boost_round", "report_every"}
 ALLOWED_ARGS: dict[str, set[str]] = {
     "lightgbm": set(GBM_ARGS),
     "xgboost": set(GBM_ARGS),
     "catboost": set(GBM_ARGS),
-    "torch_mlp": set(DATA_ARGS | {"epochs"}),
+    "torch_mlp": set(DATA_ARGS | {"epochs", DATA_PARALLEL_ARG}),
 }
 # Progress counters reported next to the validation metrics.
 PROGRESS_METRIC: dict[str, str] = {

@@ -5,15 +5,15 @@ Hyperparameters (config): ``lr`` (1e-3), ``hidden_size`` (64), ``num_layers`` (2
 (``adam`` | ``sgd``), ``momentum`` (0.0, sgd only); ``epochs`` comes from
 ``trainable_args`` (10) unless the config sets it. One report per epoch.
 
-Checkpoint directory: ``raysweep_checkpoint.json`` (epoch, reports, Python and
-NumPy RNG states) and ``state.pt`` (model and optimizer state dicts, torch CPU,
-CUDA and shuffle-generator RNG states), loaded with ``weights_only=True``.
+A trial with several whole GPUs trains data-parallel (DistributedDataParallel,
+one replica process per GPU); ``trainable_args.data_parallel`` does the same
+across CPU processes. Checkpoints: ``raysweep.trainables.torch_mlp_state``.
 """
 
 from __future__ import annotations
 
-import random
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,16 +23,17 @@ from raysweep.errors import TrainableError
 from raysweep.gpu.guard import cap_torch_memory
 from raysweep.repro.determinism import set_deterministic
 from raysweep.trainables.builtins import (
+    DATA_PARALLEL_ARG,
     Reporter,
     positive_int_arg,
     ray_report,
     ray_start_checkpoint,
-    read_checkpoint_meta,
     split_seed,
-    write_checkpoint_meta,
 )
 from raysweep.trainables.context import TrialContext
 from raysweep.trainables.data import Dataset, load_dataset, val_metrics
+from raysweep.trainables.data_parallel import Replica, run_data_parallel
+from raysweep.trainables.torch_mlp_state import load_state, replica_seed, rng_states, save_state
 
 NAME = "torch_mlp"
 DEFAULTS: dict[str, Any] = {
@@ -91,44 +92,127 @@ def fit_torch_mlp(
     report: Reporter,
     checkpoint_dir: Path | None = None,
 ) -> None:
-    """Train the MLP, calling ``report`` once per epoch; resume from ``checkpoint_dir``."""
+    """Train the MLP, calling ``report`` once per epoch; resume from ``checkpoint_dir``.
+
+    A trial with several GPUs (or ``trainable_args.data_parallel`` > 1 on CPUs)
+    trains data-parallel: one replica per GPU, each on its share of every batch.
+    """
+    job = _Job(hyperparams(config), _epochs(config, ctx), ctx, dataset, checkpoint_dir)
+    world = data_parallel_size(ctx)
+    if world == 1:
+        _train(Replica(0, 1, _device(ctx), ctx.cpus), job, report)
+        return
+    if ctx.gpu_ids:
+        _check_cuda(ctx)
+    run_data_parallel(_train, job, world, cuda=bool(ctx.gpu_ids), threads=ctx.cpus, report=report)
+
+
+def data_parallel_size(ctx: TrialContext) -> int:
+    """Replicas a trial trains with: one per GPU, or ``trainable_args.data_parallel`` on CPUs."""
+    asked = positive_int_arg(ctx.trainable_args, DATA_PARALLEL_ARG, 1)
+    if len(ctx.gpu_ids) > 1:
+        if DATA_PARALLEL_ARG in ctx.trainable_args and asked != len(ctx.gpu_ids):
+            raise TrainableError(
+                f"{NAME}: trainable_args.{DATA_PARALLEL_ARG} is {asked} but the trial has "
+                f"{len(ctx.gpu_ids)} GPUs ({', '.join(ctx.gpu_ids)}); on GPUs it trains one "
+                "replica per GPU"
+            )
+        return len(ctx.gpu_ids)
+    if ctx.gpu_ids and asked > 1:
+        raise TrainableError(
+            f"{NAME}: trainable_args.{DATA_PARALLEL_ARG} is {asked} but the trial has one GPU "
+            f"({ctx.gpu_ids[0]}); set resources.gpus_per_trial to {asked}"
+        )
+    return asked
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What every replica of one trial trains (pickled into data-parallel replicas)."""
+
+    hp: dict[str, Any]
+    epochs: int
+    ctx: TrialContext
+    dataset: Dataset
+    checkpoint_dir: Path | None
+
+
+def _epochs(config: dict[str, Any], ctx: TrialContext) -> int:
+    return positive_int_arg({**ctx.trainable_args, **config}, "epochs", DEFAULT_EPOCHS)
+
+
+def _train(replica: Replica, job: _Job, report: Reporter) -> None:
+    """One replica's training loop (the only one when ``replica.world`` is 1).
+
+    With several replicas every batch is split between them and each one's
+    summed loss is scaled so that DDP's gradient average is the whole batch's
+    mean gradient: the same update as training alone on the whole batch.
+    """
     import torch
 
-    hp = hyperparams(config)
-    epochs = positive_int_arg({**ctx.trainable_args, **config}, "epochs", DEFAULT_EPOCHS)
-    device = _device(ctx)
-    set_deterministic(ctx.deterministic, threads=ctx.cpus)
+    hp, ctx, parallel = job.hp, job.ctx, replica.world > 1
+    device = torch.device(replica.device)
+    set_deterministic(ctx.deterministic, threads=replica.threads)
     torch.manual_seed(ctx.seed)
     shuffle = torch.Generator().manual_seed(ctx.seed)
-    data = _Tensors(dataset, device)
-    n_out = dataset.n_classes if dataset.task == "classification" else 1
-    model = _mlp(dataset.X_train.shape[1], n_out, hp).to(device)
+    data = _Tensors(job.dataset, device)
+    n_out = job.dataset.n_classes if job.dataset.task == "classification" else 1
+    model = _mlp(job.dataset.X_train.shape[1], n_out, hp).to(device)
+    if replica.rank:
+        torch.manual_seed(replica_seed(ctx.seed, replica.rank))  # own dropout masks
     optimizer = _optimizer(model, hp)
-    loss_fn = torch.nn.CrossEntropyLoss() if n_out > 1 else torch.nn.MSELoss()
+    reduction = "sum" if parallel else "mean"
+    loss_fn = (
+        torch.nn.CrossEntropyLoss(reduction=reduction)
+        if n_out > 1
+        else torch.nn.MSELoss(reduction=reduction)
+    )
     epoch, reports = 0, 0
-    if checkpoint_dir is not None:
-        epoch, reports = _load(Path(checkpoint_dir), model, optimizer, shuffle, device)
+    if job.checkpoint_dir is not None:
+        epoch, reports = load_state(Path(job.checkpoint_dir), model, optimizer, shuffle, replica)
+    net = _distributed(model, replica) if parallel else model
     n, batch = data.x_train.shape[0], hp["batch_size"]
-    while epoch < epochs:
-        model.train()
+    while epoch < job.epochs:
+        net.train()
         order = torch.randperm(n, generator=shuffle).to(device)
         total = torch.zeros((), dtype=torch.float64, device=device)
         for begin in range(0, n, batch):
             idx = order[begin : begin + batch]
-            loss = loss_fn(model(data.x_train[idx]), data.y_train[idx])
+            if parallel:
+                mine = idx[replica.rank :: replica.world]
+                summed = loss_fn(net(data.x_train[mine]), data.y_train[mine])
+                loss = summed * (replica.world / len(idx))
+                total += summed.detach().double()
+            else:
+                loss = loss_fn(net(data.x_train[idx]), data.y_train[idx])
+                total += loss.detach().double() * len(idx)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
-            total += loss.detach().double() * len(idx)
+        if parallel:
+            import torch.distributed as dist
+
+            dist.all_reduce(total)
         epoch += 1
         reports += 1
+        save = ctx.checkpointing and (ctx.checkpoint_due(reports) or epoch == job.epochs)
+        rng = rng_states(replica) if save else []
+        if not replica.main:
+            continue
         metrics = {**data.evaluate(model), "train_loss": float(total) / n, "epoch": epoch}
-        if ctx.checkpointing and (ctx.checkpoint_due(reports) or epoch == epochs):
+        if save:
             with tempfile.TemporaryDirectory(prefix="raysweep-ckpt-") as tmp:
-                _save(Path(tmp), model, optimizer, shuffle, epoch, reports, ctx.seed)
+                save_state(Path(tmp), model, optimizer, shuffle, epoch, reports, ctx.seed, rng)
                 report(metrics, Path(tmp))
         else:
             report(metrics, None)
+
+
+def _distributed(model: Any, replica: Replica) -> Any:
+    from torch.nn.parallel import DistributedDataParallel
+
+    cuda = replica.device.startswith("cuda")
+    return DistributedDataParallel(model, device_ids=[replica.device] if cuda else None)
 
 
 class _Tensors:
@@ -173,20 +257,21 @@ class _Tensors:
         return val_metrics(self.task, self.y_val, pred)
 
 
-def _device(ctx: TrialContext) -> Any:
+def _device(ctx: TrialContext) -> str:
+    """The one device of a single-replica trial: its GPU (memory capped to its share) or CPU."""
+    if not ctx.gpu_ids:
+        return "cpu"
+    _check_cuda(ctx)
+    cap_torch_memory(ctx.gpu_fraction)  # torch is imported only now, after the wrapper's cap
+    return "cuda:0"
+
+
+def _check_cuda(ctx: TrialContext) -> None:
     import torch
 
-    if not ctx.gpu_ids:
-        return torch.device("cpu")
-    if len(ctx.gpu_ids) > 1:
-        raise TrainableError(
-            f"{NAME} trains on one GPU per trial; got GPUs {', '.join(ctx.gpu_ids)}. "
-            "Set resources.gpus_per_trial to at most 1."
-        )
     if not torch.cuda.is_available():
-        raise TrainableError(f"{NAME}: GPU {ctx.gpu_ids[0]} was assigned but CUDA is unavailable")
-    cap_torch_memory(ctx.gpu_fraction)  # torch is imported only now, after the wrapper's cap
-    return torch.device("cuda:0")
+        gpus = ", ".join(ctx.gpu_ids)
+        raise TrainableError(f"{NAME}: GPU {gpus} was assigned but CUDA is unavailable")
 
 
 def _mlp(n_in: int, n_out: int, hp: dict[str, Any]) -> Any:
@@ -214,51 +299,3 @@ def _optimizer(model: Any, hp: dict[str, Any]) -> Any:
             weight_decay=hp["weight_decay"],
         )
     return torch.optim.Adam(model.parameters(), lr=hp["lr"], weight_decay=hp["weight_decay"])
-
-
-def _save(
-    directory: Path, model: Any, optimizer: Any, shuffle: Any, epoch: int, reports: int, seed: int
-) -> None:
-    import torch
-
-    state = {
-        "model": model.state_dict(),
-        "optimizer": optimizer.state_dict(),
-        "torch_rng": torch.get_rng_state(),
-        "shuffle_rng": shuffle.get_state(),
-    }
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
-        state["cuda_rng"] = torch.cuda.get_rng_state_all()
-    torch.save(state, directory / "state.pt")
-    version, mt, gauss = random.getstate()
-    name, keys, pos, has_gauss, cached = np.random.get_state(legacy=True)
-    keys = np.asarray(keys)
-    write_checkpoint_meta(
-        directory,
-        NAME,
-        epoch=epoch,
-        reports=reports,
-        seed=seed,
-        python_rng=[version, list(mt), gauss],
-        numpy_rng=[name, keys.tolist(), pos, has_gauss, cached],
-    )
-
-
-def _load(
-    directory: Path, model: Any, optimizer: Any, shuffle: Any, device: Any
-) -> tuple[int, int]:
-    import torch
-
-    meta = read_checkpoint_meta(directory, NAME)
-    state = torch.load(directory / "state.pt", map_location="cpu", weights_only=True)
-    model.load_state_dict(state["model"])
-    optimizer.load_state_dict(state["optimizer"])
-    torch.set_rng_state(state["torch_rng"])
-    shuffle.set_state(state["shuffle_rng"])
-    if "cuda_rng" in state and device.type == "cuda":
-        torch.cuda.set_rng_state_all(state["cuda_rng"])
-    version, mt, gauss = meta["python_rng"]
-    random.setstate((version, tuple(mt), gauss))
-    name, keys, pos, has_gauss, cached = meta["numpy_rng"]
-    np.random.set_state((name, np.asarray(keys, dtype=np.uint32), pos, has_gauss, cached))
-    return int(meta["epoch"]), int(meta["reports"])

@@ -1,0 +1,197 @@
+"""Data-parallel training inside one trial: one torch.distributed process per GPU (or CPU).
+
+The trial's own process (the Ray actor) spawns ``world`` replica processes,
+relays rank 0's reports to Ray Tune one at a time, and ends every replica when
+the trial ends for any reason: it finished, the scheduler stopped it, a replica
+failed, or the trial's process died (each replica watches its parent).
+
+Replicas rendezvous through a file in a private temporary directory, so trials
+never race for a TCP port. GPUs use NCCL, CPUs use Gloo.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from typing import Any
+
+from raysweep.errors import TrainableError
+from raysweep.trainables.builtins import Reporter
+
+_POLL_S = 0.5
+_END_GRACE_S = 5.0
+
+
+@dataclass(frozen=True)
+class Replica:
+    """Where one replica runs: its rank among ``world``, its device and its threads."""
+
+    rank: int
+    world: int
+    device: str  # "cpu" or "cuda:<local index>"
+    threads: int
+
+    @property
+    def main(self) -> bool:
+        """Rank 0: the replica that evaluates, checkpoints and reports."""
+        return self.rank == 0
+
+
+ReplicaFn = Callable[[Replica, Any, Reporter], None]
+"""``fn(replica, payload, report)``: trains one replica; only rank 0's ``report`` is relayed."""
+
+
+def run_data_parallel(
+    fn: ReplicaFn, payload: Any, world: int, *, cuda: bool, threads: int, report: Reporter
+) -> None:
+    """Run ``fn`` in ``world`` replica processes and relay rank 0's reports to ``report``.
+
+    ``fn`` must be importable by name (spawned processes import it). Raises
+    TrainableError with the replica's traceback when one fails; any exception
+    from ``report`` (a scheduler stopping the trial) ends every replica.
+    """
+    if world < 2:
+        raise ValueError(f"data-parallel training needs at least 2 replicas (got {world})")
+    mp = multiprocessing.get_context("spawn")
+    messages: Any = mp.Queue()
+    acks: Any = mp.SimpleQueue()
+    with tempfile.TemporaryDirectory(prefix="raysweep-ddp-") as tmp:
+        rendezvous = f"file://{Path(tmp) / 'rendezvous'}"
+        procs = [
+            mp.Process(
+                target=_replica_main,
+                args=(fn, payload, replica, rendezvous, messages, acks, os.getpid()),
+                name=f"raysweep-replica-{replica.rank}",
+                daemon=True,
+            )
+            for replica in replicas(world, cuda=cuda, threads=threads)
+        ]
+        try:
+            for proc in procs:
+                proc.start()
+            _relay(procs, messages, acks, report)
+        finally:
+            _end(procs)
+            messages.cancel_join_thread()
+            messages.close()
+
+
+def replicas(world: int, *, cuda: bool, threads: int) -> list[Replica]:
+    """One replica per rank: GPU ``rank`` of the trial's visible GPUs, or a share of its CPUs."""
+    per_replica = max(1, threads // world)
+    return [
+        Replica(rank, world, f"cuda:{rank}" if cuda else "cpu", per_replica)
+        for rank in range(world)
+    ]
+
+
+def _relay(procs: Sequence[BaseProcess], messages: Any, acks: Any, report: Reporter) -> None:
+    """Pass rank 0's reports on until every replica is done; raise on a failure."""
+    done: set[int] = set()
+    while len(done) < len(procs):
+        try:
+            kind, rank, body = messages.get(timeout=_POLL_S)
+        except queue.Empty:
+            _check_alive(procs, done)
+            continue
+        if kind == "report":
+            metrics, checkpoint = body
+            report(metrics, Path(checkpoint) if checkpoint else None)
+            acks.put(True)  # rank 0 may now delete the checkpoint and go on
+        elif kind == "error":
+            raise TrainableError(f"data-parallel replica {rank} of {len(procs)} failed:\n{body}")
+        else:
+            done.add(rank)
+    for proc in procs:
+        proc.join(_END_GRACE_S)
+
+
+def _check_alive(procs: Sequence[BaseProcess], done: set[int]) -> None:
+    for rank, proc in enumerate(procs):
+        if rank not in done and proc.exitcode is not None:
+            raise TrainableError(
+                f"data-parallel replica {rank} of {len(procs)} exited with code "
+                f"{proc.exitcode} without reporting an error (killed, or out of host memory?)"
+            )
+
+
+def _end(procs: Sequence[BaseProcess]) -> None:
+    """Terminate replicas still running (a stopped or failed trial), then kill stragglers."""
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+    deadline = time.monotonic() + _END_GRACE_S
+    for proc in procs:
+        proc.join(max(0.0, deadline - time.monotonic()))
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
+
+
+def _replica_main(
+    fn: ReplicaFn,
+    payload: Any,
+    replica: Replica,
+    rendezvous: str,
+    messages: Any,
+    acks: Any,
+    parent_pid: int,
+) -> None:
+    """Entry point of a spawned replica process."""
+    _exit_with_parent(parent_pid)
+    try:
+        import torch
+        import torch.distributed as dist
+
+        if replica.device.startswith("cuda"):
+            torch.cuda.set_device(torch.device(replica.device))
+        backend = "nccl" if replica.device.startswith("cuda") else "gloo"
+        dist.init_process_group(
+            backend, init_method=rendezvous, rank=replica.rank, world_size=replica.world
+        )
+        try:
+            report = _relaying_reporter(messages, acks) if replica.main else _discard
+            fn(replica, payload, report)
+        finally:
+            dist.destroy_process_group()
+    except BaseException:
+        messages.put(("error", replica.rank, traceback.format_exc()))
+        messages.close()
+        messages.join_thread()
+        sys.exit(1)
+    messages.put(("done", replica.rank, None))
+    messages.close()
+    messages.join_thread()
+
+
+def _relaying_reporter(messages: Any, acks: Any) -> Reporter:
+    def report(metrics: dict[str, float], checkpoint_dir: Path | None) -> None:
+        messages.put(("report", 0, (metrics, str(checkpoint_dir) if checkpoint_dir else None)))
+        acks.get()  # the trial has reported it: the checkpoint was copied, training goes on
+
+    return report
+
+
+def _discard(metrics: dict[str, float], checkpoint_dir: Path | None) -> None:
+    return None
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """End this process as soon as the trial's process is gone (e.g. ``kill -9``)."""
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(_POLL_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="raysweep-parent-watch", daemon=True).start()

@@ -1,0 +1,64 @@
+"""A data-parallel torch_mlp sweep end to end: real ``sweep run`` and ``sweep repro``,
+two CPU replicas per trial under ASHA, no replica left behind."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+import pytest
+
+pytestmark = pytest.mark.slow
+
+CONFIG = {
+    "name": "ddp",
+    "trainable": "torch_mlp",
+    "trainable_args": {"dataset": "wine", "epochs": 4, "data_parallel": 2},
+    "metric": "val_loss",
+    "mode": "min",
+    "space": {
+        "lr": {"type": "loguniform", "low": 0.001, "high": 0.1},
+        "hidden_size": 16,
+        "dropout": 0.2,
+    },
+    "search": {"algorithm": "random", "num_samples": 3},
+    "scheduler": {"type": "asha", "max_t": 4, "grace_period": 1},
+    "resources": {"cpus_per_trial": 2},
+    "checkpoint": {"frequency": 2},
+    "seed": 3,
+}
+
+
+def replicas_started_after(started: float) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["cmdline", "create_time", "status"]):
+        cmdline = " ".join(proc.info["cmdline"] or [])
+        recent = (proc.info["create_time"] or 0) >= started
+        if recent and "spawn_main" in cmdline and proc.info["status"] != psutil.STATUS_ZOMBIE:
+            found.append(proc)
+    return found
+
+
+def test_data_parallel_sweep_runs_stops_and_repeats(
+    tmp_path: Path, sweep_cli: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    started = time.time()
+    config = tmp_path / "sweep.json"
+    config.write_text(json.dumps(CONFIG))
+    run_dir = tmp_path / "runs" / "ddp"
+    proc = sweep_cli("run", "--config", str(config), "--storage", str(run_dir.parent))
+    assert proc.returncode == 0, proc.stderr
+    trials = json.loads((run_dir / "results.json").read_text())["trials"]
+    assert len(trials) == 3 and not any(t["error"] for t in trials)
+    assert {t["iterations"] for t in trials if t["status"] == "completed"} == {4}
+    assert all(t["last"]["epoch"] == t["iterations"] for t in trials)
+    metas = [json.loads(p.read_text()) for p in run_dir.rglob("raysweep_checkpoint.json")]
+    assert metas and {m["replicas"] for m in metas} == {2}  # trained by two replicas
+    assert replicas_started_after(started) == []  # finished and stopped trials ended theirs
+    repro = sweep_cli("repro", str(run_dir))
+    assert repro.returncode == 0, repro.stdout + repro.stderr
+    assert repro.stdout.strip().endswith("match")

@@ -1,0 +1,163 @@
+"""torch_mlp trained data-parallel across CPU processes (Gloo): the same updates as one
+process, bit-identical resume, and no replica outliving its trial however the trial ends."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from raysweep.errors import TrainableError
+from raysweep.trainables.context import TrialContext
+from raysweep.trainables.torch_mlp import fit_torch_mlp
+from raysweep.trainables.torch_mlp_state import replica_seed
+
+
+def ctx_for(args: dict[str, Any], seed: int = 7, **kwargs: Any) -> TrialContext:
+    return TrialContext(index=0, seed=seed, metric="val_loss", mode="min", trainable_args=args,
+                        cpus=2, **kwargs)  # fmt: skip
+
+
+@pytest.fixture
+def run_mlp(record_fit: Callable[..., Any]) -> Callable[..., Any]:
+    return partial(record_fit, fit_torch_mlp, ctx_for)
+
+
+def replica_pids(pid: int | None = None) -> list[int]:
+    """Live replica processes started by ``pid`` (default: this process)."""
+    found = []
+    for child in psutil.Process(pid).children(recursive=True):
+        try:
+            if "spawn_main" in " ".join(child.cmdline()) and running(child.pid):
+                found.append(child.pid)
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
+def running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def wait_gone(pids: list[int], timeout_s: float = 15.0) -> list[int]:
+    """The ``pids`` still running after up to ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    alive = pids
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.2)
+        alive = [pid for pid in alive if running(pid)]
+    return alive
+
+
+@pytest.mark.parametrize("dataset", ["wine", "diabetes"])
+def test_two_replicas_make_the_updates_of_one_process(
+    dataset: str, tmp_path: Path, run_mlp: Callable[..., Any]
+) -> None:
+    # batch 33 leaves an odd last batch, which the replicas split unevenly
+    config = {"lr": 0.01, "hidden_size": 16, "batch_size": 33}
+    alone = run_mlp(tmp_path / "one", config, {"dataset": dataset, "epochs": 3})
+    split = run_mlp(tmp_path / "two", config, {"dataset": dataset, "epochs": 3, "data_parallel": 2})
+    assert [m["epoch"] for m in split.metrics] == [1, 2, 3]
+    for one, two in zip(alone.metrics, split.metrics, strict=True):
+        assert set(one) == set(two)
+        for key in one:
+            assert two[key] == pytest.approx(one[key], rel=1e-5, abs=1e-7), key
+    assert alone.metrics[-1]["val_loss"] < alone.metrics[0]["val_loss"]
+    assert replica_pids() == []
+
+
+def test_stopped_trial_ends_its_replicas_and_resumes_bit_identically(
+    tmp_path: Path, run_mlp: Callable[..., Any]
+) -> None:
+    args = {"dataset": "wine", "epochs": 4, "data_parallel": 2}
+    config = {"dropout": 0.3, "lr": 0.01, "hidden_size": 16, "batch_size": 16}
+    full = run_mlp(tmp_path / "full", config, args, checkpoint_frequency=2)
+    assert sorted(full.checkpoints) == [2, 4]
+    # the scheduler stops the trial at its third report (the reporter raises)
+    stopped = run_mlp(tmp_path / "stop", config, args, checkpoint_frequency=2, stop_after=3)
+    assert stopped.metrics == full.metrics[:3]
+    assert replica_pids() == []
+    resumed = run_mlp(tmp_path / "resume", config, args, resume=stopped.checkpoints[2])
+    assert resumed.metrics == full.metrics[2:]  # dropout masks of both replicas restored
+    other_seed = run_mlp(tmp_path / "seed", config, args, seed=8)
+    assert other_seed.metrics != full.metrics
+    assert replica_seed(7, 1) != replica_seed(7, 2) != 7
+
+
+def test_a_failing_replica_fails_the_trial_with_its_traceback(tmp_path: Path) -> None:
+    from raysweep.trainables.data import load_dataset
+
+    args = {"dataset": "wine", "epochs": 2, "data_parallel": 2}
+    not_a_checkpoint = tmp_path / "empty"
+    not_a_checkpoint.mkdir()
+    with pytest.raises(TrainableError) as info:
+        fit_torch_mlp({}, ctx_for(args), load_dataset(args, 0), lambda m, c: None,
+                      not_a_checkpoint)  # fmt: skip
+    assert "data-parallel replica" in str(info.value) and "of 2 failed" in str(info.value)
+    assert "not a raysweep checkpoint" in str(info.value)  # the replica's own error
+    assert replica_pids() == []
+
+
+def test_a_killed_replica_fails_the_trial(tmp_path: Path) -> None:
+    from raysweep.trainables.data import load_dataset
+
+    args = {"dataset": "digits", "epochs": 200, "data_parallel": 2}
+    killed: list[int] = []
+
+    def report(metrics: dict[str, float], checkpoint: Path | None) -> None:
+        if not killed:
+            killed.append(max(replica_pids()))
+            os.kill(killed[0], signal.SIGKILL)
+
+    with pytest.raises(TrainableError, match="data-parallel replica"):
+        fit_torch_mlp({"batch_size": 16}, ctx_for(args), load_dataset(args, 0), report)
+    assert killed and replica_pids() == []
+
+
+SCRIPT = textwrap.dedent(
+    """
+    import sys
+    from raysweep.trainables.context import TrialContext
+    from raysweep.trainables.data import load_dataset
+    from raysweep.trainables.torch_mlp import fit_torch_mlp
+
+    def report(metrics, checkpoint):
+        print("report", metrics["epoch"], flush=True)
+
+    if __name__ == "__main__":
+        args = {"dataset": "digits", "epochs": 100000, "data_parallel": 2}
+        ctx = TrialContext(index=0, seed=1, metric="val_loss", mode="min",
+                           trainable_args=args, cpus=2)
+        fit_torch_mlp({"batch_size": 16}, ctx, load_dataset(args, 0), report)
+    """
+)
+
+
+def test_replicas_exit_when_the_trial_process_is_killed(tmp_path: Path) -> None:
+    script = tmp_path / "trial.py"
+    script.write_text(SCRIPT)
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("report 1")  # the replicas are training
+        replicas = replica_pids(proc.pid)
+        assert len(replicas) == 2
+        proc.send_signal(signal.SIGKILL)  # no clean-up code runs in the trial's process
+        proc.wait(10)
+        assert wait_gone(replicas) == []
+    finally:
+        proc.kill()
+        proc.wait()
