@@ -111,20 +111,21 @@ def test_a_failing_replica_fails_the_trial_with_its_traceback(tmp_path: Path) ->
     assert replica_pids() == []
 
 
-def test_a_killed_replica_fails_the_trial(tmp_path: Path) -> None:
+def test_killed_replicas_fail_the_trial_naming_the_signal(tmp_path: Path) -> None:
     from raysweep.trainables.data import load_dataset
 
     args = {"dataset": "digits", "epochs": 200, "data_parallel": 2}
     killed: list[int] = []
 
     def report(metrics: dict[str, float], checkpoint: Path | None) -> None:
-        if not killed:
-            killed.append(max(replica_pids()))
-            os.kill(killed[0], signal.SIGKILL)
+        if not killed:  # e.g. the OOM killer; rank 0 waits for this report to return
+            killed.extend(replica_pids())
+            for pid in killed:
+                os.kill(pid, signal.SIGKILL)
 
-    with pytest.raises(TrainableError, match="data-parallel replica"):
+    with pytest.raises(TrainableError, match=r"replica \d of 2 was killed by SIGKILL"):
         fit_torch_mlp({"batch_size": 16}, ctx_for(args), load_dataset(args, 0), report)
-    assert killed and replica_pids() == []
+    assert len(killed) == 2 and replica_pids() == []
 
 
 SCRIPT = textwrap.dedent(

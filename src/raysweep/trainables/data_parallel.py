@@ -14,6 +14,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
+import signal
 import sys
 import tempfile
 import threading
@@ -102,8 +103,22 @@ def _relay(procs: Sequence[BaseProcess], messages: Any, acks: Any, report: Repor
         try:
             kind, rank, body = messages.get(timeout=_POLL_S)
         except queue.Empty:
-            _check_alive(procs, done)
-            continue
+            exited = _exited(procs, done)
+            if exited is None:
+                continue
+            try:  # a replica flushes its last message before it exits: read that first
+                kind, rank, body = messages.get(timeout=_POLL_S)
+            except queue.Empty:
+                rank, code = exited
+                how = (
+                    f"was killed by {signal.Signals(-code).name}"
+                    if code < 0
+                    else (f"exited with code {code}")
+                )
+                raise TrainableError(
+                    f"data-parallel replica {rank} of {len(procs)} {how} without reporting an "
+                    "error (out of host memory? the kernel log names the OOM killer's victims)"
+                ) from None
         if kind == "report":
             metrics, checkpoint = body
             report(metrics, Path(checkpoint) if checkpoint else None)
@@ -116,13 +131,12 @@ def _relay(procs: Sequence[BaseProcess], messages: Any, acks: Any, report: Repor
         proc.join(_END_GRACE_S)
 
 
-def _check_alive(procs: Sequence[BaseProcess], done: set[int]) -> None:
+def _exited(procs: Sequence[BaseProcess], done: set[int]) -> tuple[int, int] | None:
+    """(rank, exit code) of a replica that exited before saying it was done, if any."""
     for rank, proc in enumerate(procs):
         if rank not in done and proc.exitcode is not None:
-            raise TrainableError(
-                f"data-parallel replica {rank} of {len(procs)} exited with code "
-                f"{proc.exitcode} without reporting an error (killed, or out of host memory?)"
-            )
+            return rank, proc.exitcode
+    return None
 
 
 def _end(procs: Sequence[BaseProcess]) -> None:
