@@ -209,10 +209,11 @@ def _train(replica: Replica, job: _Job, report: Reporter) -> None:
 
 
 def _distributed(model: Any, replica: Replica) -> Any:
+    import torch
     from torch.nn.parallel import DistributedDataParallel
 
-    cuda = replica.device.startswith("cuda")
-    return DistributedDataParallel(model, device_ids=[replica.device] if cuda else None)
+    device = torch.device(replica.device)
+    return DistributedDataParallel(model, device_ids=[device] if device.type == "cuda" else None)
 
 
 class _Tensors:
