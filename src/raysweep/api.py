@@ -139,7 +139,9 @@ def _dry_run_text(spec: SweepSpec, run_dir: Path, gpu_plan: Any) -> str:
     ]
     if spec.resources.gpus_auto and gpu_plan.cpu_fallback:
         lines.append("gpus per trial: auto, but no GPU: trials run on CPUs (--allow-cpu)")
-    elif spec.resources.gpus_auto:
+    elif not spec.resources.gpus_auto:
+        lines.append(_per_trial_text(spec, gpu_plan.cpu_fallback))
+    if spec.resources.gpus_auto and not gpu_plan.cpu_fallback:
         from raysweep.runner.autogpu import PROBE_SECONDS, probe_iterations
 
         lines.append(
@@ -148,6 +150,19 @@ def _dry_run_text(spec: SweepSpec, run_dir: Path, gpu_plan: Any) -> str:
             "memory decides how many trials share a GPU)"
         )
     return "\n".join([*lines, json.dumps(spec_to_json(spec), indent=2)])
+
+
+def _per_trial_text(spec: SweepSpec, cpu_fallback: bool) -> str:
+    from raysweep.trainables.builtins import planned_replicas
+
+    gpus = 0.0 if cpu_fallback else spec.resources.gpus_per_trial
+    text = f"per trial: {spec.resources.cpus_per_trial} CPU(s), {gpus:g} GPU(s)"
+    if cpu_fallback and spec.resources.gpus_per_trial > 0:
+        text += " (no GPU: --allow-cpu runs the trials on CPUs)"
+    replicas = planned_replicas(spec.trainable, spec.trainable_args, gpus)
+    if replicas > 1:
+        text += f", {replicas} data-parallel replicas ({'one per GPU' if gpus else 'CPU'})"
+    return text
 
 
 def read_spec(run_dir: Path) -> SweepSpec:

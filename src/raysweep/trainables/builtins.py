@@ -64,6 +64,15 @@ def reported_metrics(name: str, trainable_args: Mapping[str, Any]) -> list[str]:
     return [*metrics, *extra, PROGRESS_METRIC[name]]
 
 
+def planned_replicas(name: str, trainable_args: Mapping[str, Any], gpus_per_trial: float) -> int:
+    """Data-parallel replicas per trial of a built-in: one per GPU when it has several."""
+    if name != "torch_mlp":
+        return 1
+    if gpus_per_trial > 1:
+        return round(gpus_per_trial)
+    return positive_int_arg(trainable_args, DATA_PARALLEL_ARG, 1)
+
+
 def positive_int_arg(args: Mapping[str, Any], key: str, default: int) -> int:
     """A positive integer from ``trainable_args`` (ConfigError naming the key otherwise)."""
     value = args.get(key, default)
