@@ -34,11 +34,13 @@ CONFIG = {
 
 
 def replicas_started_after(started: float) -> list[psutil.Process]:
+    """Replicas, and the fork servers of trial processes, started since ``started``."""
     found = []
     for proc in psutil.process_iter(["cmdline", "create_time", "status"]):
         cmdline = " ".join(proc.info["cmdline"] or [])
         recent = (proc.info["create_time"] or 0) >= started
-        if recent and "spawn_main" in cmdline and proc.info["status"] != psutil.STATUS_ZOMBIE:
+        alive = proc.info["status"] != psutil.STATUS_ZOMBIE
+        if recent and alive and "multiprocessing.forkserver" in cmdline:
             found.append(proc)
     return found
 

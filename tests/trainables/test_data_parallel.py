@@ -33,12 +33,21 @@ def run_mlp(record_fit: Callable[..., Any]) -> Callable[..., Any]:
     return partial(record_fit, fit_torch_mlp, ctx_for)
 
 
+def fork_server(proc: psutil.Process) -> bool:
+    return "multiprocessing.forkserver" in " ".join(proc.cmdline())
+
+
+def fork_server_pids(pid: int) -> list[int]:
+    return [c.pid for c in psutil.Process(pid).children() if fork_server(c)]
+
+
 def replica_pids(pid: int | None = None) -> list[int]:
-    """Live replica processes started by ``pid`` (default: this process)."""
+    """Live replicas of ``pid``'s trials (default: this process), forked by its fork server."""
     found = []
     for child in psutil.Process(pid).children(recursive=True):
         try:
-            if "spawn_main" in " ".join(child.cmdline()) and running(child.pid):
+            parent = child.parent()
+            if parent is not None and fork_server(parent) and running(child.pid):
                 found.append(child.pid)
         except psutil.NoSuchProcess:
             continue
@@ -154,11 +163,12 @@ def test_replicas_exit_when_the_trial_process_is_killed(tmp_path: Path) -> None:
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().startswith("report 1")  # the replicas are training
-        replicas = replica_pids(proc.pid)
-        assert len(replicas) == 2
+        replicas, servers = replica_pids(proc.pid), fork_server_pids(proc.pid)
+        assert len(replicas) == 2 and len(servers) == 1
         proc.send_signal(signal.SIGKILL)  # no clean-up code runs in the trial's process
         proc.wait(10)
         assert wait_gone(replicas) == []
+        assert wait_gone(servers) == []
     finally:
         proc.kill()
         proc.wait()

@@ -1,9 +1,16 @@
 """Data-parallel training inside one trial: one torch.distributed process per GPU (or CPU).
 
-The trial's own process (the Ray actor) spawns ``world`` replica processes,
+The trial's own process (the Ray actor) starts ``world`` replica processes,
 relays rank 0's reports to Ray Tune one at a time, and ends every replica when
 the trial ends for any reason: it finished, the scheduler stopped it, a replica
-failed, or the trial's process died (each replica watches its parent).
+failed, or the trial's process died (each replica watches it).
+
+Replicas are forked from a multiprocessing fork server that has torch and the
+training module imported, started once per trial process and reused by its
+later trials (Ray reuses trial actors): a replica starts in a fraction of a
+second instead of importing torch afresh. The server's environment is the one
+of the first trial, so each replica takes the current trial's environment
+(``CUDA_VISIBLE_DEVICES`` above all) before it touches CUDA.
 
 Replicas rendezvous through a file in a private temporary directory, so trials
 never race for a TCP port. GPUs use NCCL, CPUs use Gloo.
@@ -31,6 +38,23 @@ from raysweep.trainables.builtins import Reporter
 
 _POLL_S = 0.5
 _END_GRACE_S = 5.0
+# Imported once by the fork server: the parent's main module (as spawn would in
+# every replica), torch, what torch imports on first use of deterministic
+# algorithms (torch._inductor, ~2 s), and the module of the replica function
+# (added per call). A module that does not import is skipped.
+_PRELOAD = ("__main__", "torch", "torch.distributed", "torch._inductor")
+
+
+@dataclass(frozen=True)
+class _Trial:
+    """The trial's process as its replicas see it: its pid and environment."""
+
+    pid: int
+    environ: dict[str, str]
+
+    @classmethod
+    def here(cls) -> _Trial:
+        return cls(os.getpid(), dict(os.environ))
 
 
 @dataclass(frozen=True)
@@ -57,13 +81,14 @@ def run_data_parallel(
 ) -> None:
     """Run ``fn`` in ``world`` replica processes and relay rank 0's reports to ``report``.
 
-    ``fn`` must be importable by name (spawned processes import it). Raises
+    ``fn`` must be importable by name (the fork server imports its module). Raises
     TrainableError with the replica's traceback when one fails; any exception
     from ``report`` (a scheduler stopping the trial) ends every replica.
     """
     if world < 2:
         raise ValueError(f"data-parallel training needs at least 2 replicas (got {world})")
-    mp = multiprocessing.get_context("spawn")
+    mp = multiprocessing.get_context("forkserver")
+    mp.set_forkserver_preload([*_PRELOAD, fn.__module__])  # read when the server starts
     messages: Any = mp.Queue()
     acks: Any = mp.SimpleQueue()
     with tempfile.TemporaryDirectory(prefix="raysweep-ddp-") as tmp:
@@ -71,7 +96,7 @@ def run_data_parallel(
         procs = [
             mp.Process(
                 target=_replica_main,
-                args=(fn, payload, replica, rendezvous, messages, acks, os.getpid()),
+                args=(fn, payload, replica, rendezvous, messages, acks, _Trial.here()),
                 name=f"raysweep-replica-{replica.rank}",
                 daemon=True,
             )
@@ -162,10 +187,12 @@ def _replica_main(
     rendezvous: str,
     messages: Any,
     acks: Any,
-    parent_pid: int,
+    trial: _Trial,
 ) -> None:
-    """Entry point of a spawned replica process."""
-    _exit_with_parent(parent_pid)
+    """Entry point of a replica process."""
+    _exit_with_trial(trial.pid)
+    os.environ.clear()
+    os.environ.update(trial.environ)  # before CUDA initialises: the trial's GPUs
     try:
         import torch
         import torch.distributed as dist
@@ -203,12 +230,23 @@ def _discard(metrics: dict[str, float], checkpoint_dir: Path | None) -> None:
     return None
 
 
-def _exit_with_parent(parent_pid: int) -> None:
+def _exit_with_trial(pid: int) -> None:
     """End this process as soon as the trial's process is gone (e.g. ``kill -9``)."""
+    import psutil
+
+    try:
+        trial = psutil.Process(pid)
+    except psutil.NoSuchProcess:
+        os._exit(1)
 
     def watch() -> None:
-        while os.getppid() == parent_pid:
+        while True:
+            try:  # is_running also tells a reused pid from the trial's process
+                if not trial.is_running() or trial.status() == psutil.STATUS_ZOMBIE:
+                    break
+            except psutil.NoSuchProcess:
+                break
             time.sleep(_POLL_S)
         os._exit(1)
 
-    threading.Thread(target=watch, name="raysweep-parent-watch", daemon=True).start()
+    threading.Thread(target=watch, name="raysweep-trial-watch", daemon=True).start()
