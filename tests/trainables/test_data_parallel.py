@@ -172,3 +172,24 @@ def test_replicas_exit_when_the_trial_process_is_killed(tmp_path: Path) -> None:
     finally:
         proc.kill()
         proc.wait()
+
+
+def record_metrics(into: list[dict[str, float]], metrics: dict[str, float], _: Any) -> None:
+    into.append(metrics)
+
+
+def test_spawned_replicas_as_on_gpus_train_alike(tmp_path: Path) -> None:
+    """GPU replicas are spawned, not forked: the same training through that path, on CPUs."""
+    from raysweep.trainables.data import load_dataset
+    from raysweep.trainables.data_parallel import run_data_parallel
+    from raysweep.trainables.torch_mlp import TrainingJob, hyperparams, train_replica
+
+    args = {"dataset": "wine", "epochs": 2, "data_parallel": 2}
+    ctx = ctx_for(args)
+    job = TrainingJob(hyperparams({"dropout": 0.2}), 2, ctx, load_dataset(args, 0), None)
+    runs: dict[str, list[dict[str, float]]] = {"spawn": [], "forkserver": []}
+    for method, reports in runs.items():
+        run_data_parallel(train_replica, job, 2, cuda=False, threads=2,
+                          report=partial(record_metrics, reports), start_method=method)  # fmt: skip
+        assert replica_pids() == []
+    assert len(runs["spawn"]) == 2 and runs["spawn"] == runs["forkserver"]

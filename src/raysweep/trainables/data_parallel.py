@@ -5,12 +5,14 @@ relays rank 0's reports to Ray Tune one at a time, and ends every replica when
 the trial ends for any reason: it finished, the scheduler stopped it, a replica
 failed, or the trial's process died (each replica watches it).
 
-Replicas are forked from a multiprocessing fork server that has torch and the
-training module imported, started once per trial process and reused by its
+CPU replicas are forked from a multiprocessing fork server that has torch and
+the training module imported, started once per trial process and reused by its
 later trials (Ray reuses trial actors): a replica starts in a fraction of a
-second instead of importing torch afresh. The server's environment is the one
-of the first trial, so each replica takes the current trial's environment
-(``CUDA_VISIBLE_DEVICES`` above all) before it touches CUDA.
+second instead of importing torch afresh. GPU replicas are spawned, as PyTorch
+recommends for CUDA: a fork server whose imports had initialised the CUDA driver
+would hand its forks a driver they cannot use, and GPU trials run long enough
+for a fresh import not to matter. Each replica takes the trial's current
+environment (a fork server keeps the one of the first trial).
 
 Replicas rendezvous through a file in a private temporary directory, so trials
 never race for a TCP port. GPUs use NCCL, CPUs use Gloo.
@@ -38,7 +40,7 @@ from raysweep.trainables.builtins import Reporter
 
 _POLL_S = 0.5
 _END_GRACE_S = 5.0
-# Imported once by the fork server: the parent's main module (as spawn would in
+# Imported once by the fork server: the parent's main module (as spawn does in
 # every replica), torch, what torch imports on first use of deterministic
 # algorithms (torch._inductor, ~2 s), and the module of the replica function
 # (added per call). A module that does not import is skipped.
@@ -77,18 +79,28 @@ ReplicaFn = Callable[[Replica, Any, Reporter], None]
 
 
 def run_data_parallel(
-    fn: ReplicaFn, payload: Any, world: int, *, cuda: bool, threads: int, report: Reporter
+    fn: ReplicaFn,
+    payload: Any,
+    world: int,
+    *,
+    cuda: bool,
+    threads: int,
+    report: Reporter,
+    start_method: str | None = None,
 ) -> None:
     """Run ``fn`` in ``world`` replica processes and relay rank 0's reports to ``report``.
 
-    ``fn`` must be importable by name (the fork server imports its module). Raises
+    ``fn`` must be importable by name (replicas import its module). Raises
     TrainableError with the replica's traceback when one fails; any exception
     from ``report`` (a scheduler stopping the trial) ends every replica.
+    ``start_method`` overrides the default: "spawn" for CUDA, else "forkserver".
     """
     if world < 2:
         raise ValueError(f"data-parallel training needs at least 2 replicas (got {world})")
-    mp = multiprocessing.get_context("forkserver")
-    mp.set_forkserver_preload([*_PRELOAD, fn.__module__])  # read when the server starts
+    method = start_method or ("spawn" if cuda else "forkserver")
+    mp: Any = multiprocessing.get_context(method)
+    if method == "forkserver":
+        mp.set_forkserver_preload([*_PRELOAD, fn.__module__])  # read when the server starts
     messages: Any = mp.Queue()
     acks: Any = mp.SimpleQueue()
     with tempfile.TemporaryDirectory(prefix="raysweep-ddp-") as tmp:

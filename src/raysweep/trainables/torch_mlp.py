@@ -97,14 +97,16 @@ def fit_torch_mlp(
     A trial with several GPUs (or ``trainable_args.data_parallel`` > 1 on CPUs)
     trains data-parallel: one replica per GPU, each on its share of every batch.
     """
-    job = _Job(hyperparams(config), _epochs(config, ctx), ctx, dataset, checkpoint_dir)
+    job = TrainingJob(hyperparams(config), _epochs(config, ctx), ctx, dataset, checkpoint_dir)
     world = data_parallel_size(ctx)
     if world == 1:
-        _train(Replica(0, 1, _device(ctx), ctx.cpus), job, report)
+        train_replica(Replica(0, 1, _device(ctx), ctx.cpus), job, report)
         return
     if ctx.gpu_ids:
         _check_cuda(ctx)
-    run_data_parallel(_train, job, world, cuda=bool(ctx.gpu_ids), threads=ctx.cpus, report=report)
+    run_data_parallel(
+        train_replica, job, world, cuda=bool(ctx.gpu_ids), threads=ctx.cpus, report=report
+    )
 
 
 def data_parallel_size(ctx: TrialContext) -> int:
@@ -127,7 +129,7 @@ def data_parallel_size(ctx: TrialContext) -> int:
 
 
 @dataclass(frozen=True)
-class _Job:
+class TrainingJob:
     """What every replica of one trial trains (pickled into data-parallel replicas)."""
 
     hp: dict[str, Any]
@@ -141,7 +143,7 @@ def _epochs(config: dict[str, Any], ctx: TrialContext) -> int:
     return positive_int_arg({**ctx.trainable_args, **config}, "epochs", DEFAULT_EPOCHS)
 
 
-def _train(replica: Replica, job: _Job, report: Reporter) -> None:
+def train_replica(replica: Replica, job: TrainingJob, report: Reporter) -> None:
     """One replica's training loop (the only one when ``replica.world`` is 1).
 
     With several replicas every batch is split between them and each one's
