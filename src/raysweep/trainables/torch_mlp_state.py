@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from raysweep.repro.seeds import trial_seed_for
 from raysweep.trainables.builtins import read_checkpoint_meta, write_checkpoint_meta
 from raysweep.trainables.data_parallel import Replica
 
@@ -24,9 +25,8 @@ RngState = tuple[Any, Any]
 
 
 def replica_seed(seed: int, rank: int) -> int:
-    """The torch seed of replica ``rank`` > 0 (its dropout masks), from the trial's seed."""
-    state = np.random.SeedSequence([seed, rank]).generate_state(1)[0]
-    return int(state) & 0x7FFFFFFF
+    """Torch seed of replica ``rank`` > 0 (its dropout masks): the trial-seed rule on both."""
+    return trial_seed_for(seed, rank)
 
 
 def rng_states(replica: Replica) -> list[RngState]:
