@@ -150,7 +150,7 @@ def _relay(procs: Sequence[BaseProcess], messages: Any, acks: Any, report: Repor
                 how = (
                     f"was killed by {signal.Signals(-code).name}"
                     if code < 0
-                    else (f"exited with code {code}")
+                    else f"exited with code {code}"
                 )
                 raise TrainableError(
                     f"data-parallel replica {rank} of {len(procs)} {how} without reporting an "

@@ -25,6 +25,7 @@ from raysweep.repro.determinism import set_deterministic
 from raysweep.trainables.builtins import (
     DATA_PARALLEL_ARG,
     Reporter,
+    planned_replicas,
     positive_int_arg,
     ray_report,
     ray_start_checkpoint,
@@ -112,20 +113,18 @@ def fit_torch_mlp(
 def data_parallel_size(ctx: TrialContext) -> int:
     """Replicas a trial trains with: one per GPU, or ``trainable_args.data_parallel`` on CPUs."""
     asked = positive_int_arg(ctx.trainable_args, DATA_PARALLEL_ARG, 1)
-    if len(ctx.gpu_ids) > 1:
-        if DATA_PARALLEL_ARG in ctx.trainable_args and asked != len(ctx.gpu_ids):
-            raise TrainableError(
-                f"{NAME}: trainable_args.{DATA_PARALLEL_ARG} is {asked} but the trial has "
-                f"{len(ctx.gpu_ids)} GPUs ({', '.join(ctx.gpu_ids)}); on GPUs it trains one "
-                "replica per GPU"
-            )
-        return len(ctx.gpu_ids)
-    if ctx.gpu_ids and asked > 1:
+    gpus = len(ctx.gpu_ids)
+    if gpus > 1 and DATA_PARALLEL_ARG in ctx.trainable_args and asked != gpus:
+        raise TrainableError(
+            f"{NAME}: trainable_args.{DATA_PARALLEL_ARG} is {asked} but the trial has "
+            f"{gpus} GPUs ({', '.join(ctx.gpu_ids)}); on GPUs it trains one replica per GPU"
+        )
+    if gpus == 1 and asked > 1:
         raise TrainableError(
             f"{NAME}: trainable_args.{DATA_PARALLEL_ARG} is {asked} but the trial has one GPU "
             f"({ctx.gpu_ids[0]}); set resources.gpus_per_trial to {asked}"
         )
-    return asked
+    return planned_replicas(NAME, ctx.trainable_args, gpus)
 
 
 @dataclass(frozen=True)
