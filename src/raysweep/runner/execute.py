@@ -190,14 +190,16 @@ def run_fit(tuner: Any) -> Any:
     """``tuner.fit()`` with raysweep's per-trial savings in Ray Tune's controller.
 
     Trainable lookups are memoized (runner/registry_cache.py), on a local Ray
-    trial actors start as plain workers (runner/actor_env.py), and an actor that
-    is starting is not killed because a cached one came free (runner/actor_reuse.py).
+    trial actors start as plain workers (runner/actor_env.py), an actor that
+    is starting is not killed because a cached one came free (runner/actor_reuse.py),
+    and experiment snapshots cost what changed since the last one (runner/snapshots.py).
     """
     from raysweep.runner.actor_env import plain_trial_actors
     from raysweep.runner.actor_reuse import keep_starting_actors
     from raysweep.runner.registry_cache import memoized_registry
+    from raysweep.runner.snapshots import cheap_snapshots
 
-    with memoized_registry(), plain_trial_actors(), keep_starting_actors():
+    with memoized_registry(), plain_trial_actors(), keep_starting_actors(), cheap_snapshots():
         return tuner.fit()
 
 

@@ -1,0 +1,162 @@
+"""Ray Tune's experiment snapshots, at a cost that follows what changed since the last one.
+
+Ray Tune snapshots the experiment (every trial's state, the searcher's) into the
+driver's staging directory and then copies that whole directory, every trial's
+``result.json`` included, to the run directory. With ``checkpoint.num_to_keep``
+set, a trial's checkpoint rotation forces a snapshot, and a forced snapshot
+first waits for the previous copy to finish. py-spy on a 270-trial Hyperband
+sweep of LightGBM (checkpoints at its rungs): 20% of the driver's samples went
+to encoding the snapshot with json's pure-Python encoder (``json.dump`` to a
+file never uses the C encoder), 17% to copying the staging directory.
+
+While ``cheap_snapshots()`` is active:
+
+- the snapshot is encoded with ``json.dumps`` (the C encoder, the same text) and
+  replaces the previous one atomically, so a copy running alongside never reads
+  a half-written snapshot;
+- the copy to the run directory writes the top-level files (snapshot, searcher
+  state) every time, each through a temporary name and a rename, and a file in a
+  trial's directory only when its size, modification time or inode changed
+  since it was last copied there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+Signature = tuple[int, int, int]  # size, mtime_ns, inode
+_TMP_SUFFIX = ".raysweep-tmp"
+
+
+class IncrementalUploader:
+    """Copies a local directory to (filesystem, path), skipping trial files already there."""
+
+    def __init__(self) -> None:
+        self._copied: dict[tuple[str, str], dict[str, Signature]] = {}
+        self._made_dirs: set[tuple[str, str]] = set()
+        self._lock = threading.Lock()
+
+    def upload(self, local_path: str, fs: Any, fs_path: str) -> int:
+        """Copy what changed under ``local_path`` to ``fs_path`` on ``fs``; returns files copied."""
+        with self._lock:
+            copied = self._copied.setdefault((local_path, fs_path), {})
+            count = 0
+            for rel, source in _files(local_path):
+                try:
+                    stat = os.stat(source)
+                except FileNotFoundError:
+                    continue  # removed since it was listed
+                signature = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+                top_level = "/" not in rel
+                if not top_level and copied.get(rel) == signature:
+                    continue
+                try:
+                    data = Path(source).read_bytes()
+                except FileNotFoundError:
+                    continue
+                self._write(fs, posixpath.join(fs_path, rel), data, atomic=top_level)
+                copied[rel] = signature
+                count += 1
+            return count
+
+    def _write(self, fs: Any, dest: str, data: bytes, atomic: bool) -> None:
+        parent = posixpath.dirname(dest)
+        if (str(id(fs)), parent) not in self._made_dirs:
+            fs.create_dir(parent, recursive=True)
+            self._made_dirs.add((str(id(fs)), parent))
+        target = dest + _TMP_SUFFIX if atomic else dest
+        with fs.open_output_stream(target) as stream:
+            stream.write(data)
+        if atomic:
+            fs.move(target, dest)
+
+
+def _files(root: str) -> Iterator[tuple[str, str]]:
+    """(path relative to root with '/', absolute path) of every file, temp files left out."""
+    for folder, _, names in os.walk(root):
+        rel_folder = os.path.relpath(folder, root)
+        for name in names:
+            if name.startswith(".") and name.endswith(".tmp"):
+                continue  # a raysweep.jsonio temp file about to be renamed
+            rel = name if rel_folder == "." else f"{Path(rel_folder).as_posix()}/{name}"
+            yield rel, os.path.join(folder, name)
+
+
+def save_to_dir(controller: Any) -> None:
+    """``TuneController.save_to_dir`` with the C JSON encoder and an atomic replace."""
+    from ray.tune.utils.serialization import TuneFunctionEncoder
+
+    from raysweep.jsonio import write_text_atomic
+
+    runner_state = {
+        "trial_data": list(controller._get_trial_checkpoints().values()),
+        "runner_data": controller.__getstate__(),
+        "stats": {"start_time": controller._start_time},
+    }
+    staging = controller._storage.experiment_driver_staging_path
+    text = json.dumps(runner_state, cls=TuneFunctionEncoder)
+    write_text_atomic(Path(staging, controller.experiment_state_file_name), text)
+    controller._search_alg.save_to_dir(staging, session_str=controller._session_str)
+    controller._callbacks.save_to_dir(staging, session_str=controller._session_str)
+
+
+_UPLOADER = IncrementalUploader()
+_ray_upload: Callable[..., None] | None = None  # Ray's own _upload_to_fs_path
+
+
+def upload_changed(
+    local_path: str, fs: Any, fs_path: str, exclude: list[str] | None = None
+) -> None:
+    """Stands in for Ray's ``_upload_to_fs_path``: directories go through ``_UPLOADER``.
+
+    A module-level function, so that Ray's syncer, which keeps its last command
+    and is pickled with the experiment, pickles it by reference.
+    """
+    if exclude or not os.path.isdir(local_path):
+        if _ray_upload is None:
+            raise RuntimeError("raysweep's snapshot upload used outside cheap_snapshots()")
+        _ray_upload(local_path=local_path, fs=fs, fs_path=fs_path, exclude=exclude)
+        return
+    _UPLOADER.upload(local_path, fs, fs_path)
+
+
+@contextmanager
+def cheap_snapshots() -> Iterator[None]:
+    """While the block runs, snapshots are encoded fast and copied incrementally."""
+    global _ray_upload
+    targets = _targets()
+    if targets is None:
+        yield  # a Ray Tune without these internals: its own behaviour
+        return
+    controller, storage = targets
+    original_save, _ray_upload = controller.save_to_dir, storage._upload_to_fs_path
+    controller.save_to_dir = save_to_dir
+    storage._upload_to_fs_path = upload_changed
+    try:
+        yield
+    finally:
+        controller.save_to_dir = original_save
+        storage._upload_to_fs_path = _ray_upload
+
+
+def _targets() -> tuple[Any, Any] | None:
+    """(TuneController class, Ray's storage module), or None when either has changed shape."""
+    try:
+        from ray.train._internal import storage
+        from ray.tune.execution.tune_controller import TuneController
+    except ImportError:
+        return None
+    upload = getattr(storage, "_upload_to_fs_path", None)
+    if not callable(upload) or upload is upload_changed:
+        return None  # absent, or already replaced by an enclosing block
+    needed = ("_get_trial_checkpoints", "save_to_dir", "experiment_state_file_name")
+    if not all(hasattr(TuneController, name) for name in needed):
+        return None
+    return TuneController, storage
