@@ -332,10 +332,28 @@ def test_missing_or_corrupt_tune_dir_is_refused_and_nothing_deleted(
     assert snapshot(run_dir) == before
 
 
+def snapshot_checkpoint(run_dir: Path) -> str | None:
+    """The checkpoint directory the newest snapshot names for its one trial (None: none yet)."""
+    from ray.tune.trainable.metadata import _TrainingRunMetadata
+
+    state = json.loads(sorted(run_dir.glob("tune/experiment_state-*.json"))[-1].read_text())
+    (item,) = state["trial_data"]
+    manager = _TrainingRunMetadata.from_json_state(item[1]).checkpoint_manager
+    latest = manager.latest_checkpoint_result if manager is not None else None
+    if latest is None or latest.checkpoint is None:
+        return None
+    return Path(latest.checkpoint.path).name
+
+
+@pytest.mark.parametrize("frequency", [1, 3])
 def test_checkpointing_trial_continues_from_its_checkpoint_after_kill(
-    tmp_path: Path, drivers: Drivers
+    tmp_path: Path, drivers: Drivers, frequency: int
 ) -> None:
-    """examples/checkpointing.py: tune.get_checkpoint() after a kill -9 of the tree."""
+    """examples/checkpointing.py: tune.get_checkpoint() after a kill -9 of the tree.
+
+    With a checkpoint every 3 reports, the rows after the newest checkpoint are
+    reported again after the resume: they must not appear twice.
+    """
     steps, lr = 200, 0.01
     config = write_config(
         tmp_path / "ckpt.json",
@@ -343,7 +361,7 @@ def test_checkpointing_trial_continues_from_its_checkpoint_after_kill(
         trainable="examples.checkpointing:fit",
         space={"x": {"type": "uniform", "low": -5, "high": 5}, "steps": steps, "lr": lr},
         search={"algorithm": "random", "num_samples": 1, "max_concurrent": 1},
-        checkpoint={"frequency": 1, "num_to_keep": 2},
+        checkpoint={"frequency": frequency, "num_to_keep": 2},
     )
     run_dir = tmp_path / "runs" / "ckpt"
     proc = drivers.start("run", "--config", str(config), "--storage", str(tmp_path / "runs"))
@@ -361,14 +379,23 @@ def test_checkpointing_trial_continues_from_its_checkpoint_after_kill(
     wait_for("checkpoint 40", lambda: checkpoints() >= 40 and snapshotted(), proc)
     drivers.kill_group(proc)
     reached = checkpoints()
-    assert reached < steps - 1, "the trial finished before the kill"
-    # Simulate the worst case of checkpoint rotation racing Ray's asynchronous
-    # experiment snapshot: only the newest complete checkpoint is left on disk.
+    assert reached < steps // frequency - 1, "the trial finished before the kill"
     (trial_dir,) = run_dir.glob("tune/trial_*")
+    # The snapshot names a checkpoint that still exists (deletions wait for it)...
+    named = snapshot_checkpoint(run_dir)
+    assert named is None or (trial_dir / named).is_dir(), named
+    # ...and the rows in the run directory name every checkpoint registered (the
+    # newest on disk may still be on its way to registration).
     rows = [json.loads(line) for line in (trial_dir / "result.json").open()]
     newest = [r["checkpoint_dir_name"] for r in rows if r.get("checkpoint_dir_name")][-1]
+    assert int(newest.split("_")[1]) >= reached - 1, (newest, reached)
+    # Simulate the worst case of checkpoint rotation racing Ray's asynchronous
+    # experiment snapshot: one checkpoint is left on disk, the newest that has rows
+    # after it. Those rows are reported again after the resume.
+    named = [(i, r["checkpoint_dir_name"]) for i, r in enumerate(rows)]
+    keep = [name for i, name in named if name and i < len(rows) - 1][-1]
     for stale in trial_dir.glob("checkpoint_*"):
-        if stale.name != newest:
+        if stale.name != keep:
             shutil.rmtree(stale)
     code, out = drivers.run("resume", str(run_dir))
     assert code == 0, out

@@ -17,6 +17,11 @@ the newest row whose checkpoint directory exists, and makes that checkpoint the
 one to restore from. With no such row and the snapshot's checkpoint gone, the
 trial restarts from scratch (same trial id, same seed). The original snapshot
 is kept as ``<name>.orig``.
+
+Rows a trial reported after the checkpoint it continues from (or all of them,
+when it restarts from scratch) are reported again once it runs: they are cut
+from its ``result.json`` (the whole file kept as ``result.json.orig``), so that
+every iteration appears in it once.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ import shutil
 from numbers import Number
 from pathlib import Path
 from typing import Any
+
+import pyarrow.fs
 
 from raysweep.jsonio import write_text_atomic
 from raysweep.runner.experiments import FINAL_STATUSES, newest_state_file
@@ -39,7 +46,7 @@ def repair_snapshot(exp_dir: Path) -> list[str]:
     if path is None:
         return []
     data = json.loads(path.read_text(encoding="utf-8"))
-    notes = []
+    notes, changed = [], False
     for item in data["trial_data"]:
         trial = json.loads(item[0])
         if trial["status"] in FINAL_STATUSES:
@@ -48,7 +55,11 @@ def repair_snapshot(exp_dir: Path) -> list[str]:
         if note:
             item[1] = new_meta
             notes.append(f"trial {trial['trial_id']}: {note}")
-    if notes:
+            changed = True
+        cut = _drop_rows_after(exp_dir, trial, item[1])
+        if cut:
+            notes.append(f"trial {trial['trial_id']}: {cut} row(s) after its restart point dropped")
+    if changed:
         backup = path.with_name(path.name + ".orig")
         if not backup.exists():
             shutil.copy2(path, backup)
@@ -67,10 +78,17 @@ def _catch_up(exp_dir: Path, trial: dict[str, Any], meta_json: str) -> tuple[str
     if manager is None:
         return meta_json, None
     latest = manager.latest_checkpoint_result
-    if latest is None or latest.checkpoint is None:
-        return meta_json, None  # never checkpointed: Ray restarts it, nothing to catch up to
-    # Recorded paths are where the run was; the directory may have moved since.
-    recorded_dir = Path(latest.checkpoint.path).parent
+    if latest is not None and latest.checkpoint is not None:
+        # Recorded paths are where the run was; the directory may have moved since.
+        recorded_dir, filesystem = Path(latest.checkpoint.path).parent, latest.checkpoint.filesystem
+    else:  # none in the snapshot yet: its rows may name some
+        logdir = trial.get("relative_logdir")
+        if not isinstance(logdir, str) or not logdir:
+            return meta_json, None
+        recorded_dir, filesystem = (
+            exp_dir.resolve() / Path(logdir).name,
+            pyarrow.fs.LocalFileSystem(),
+        )
     trial_dir = exp_dir / recorded_dir.name
     rows = _rows_after(trial_dir / "result.json", meta.last_result)
     usable = [i for i, row in enumerate(rows) if _complete(trial_dir, row)]
@@ -78,17 +96,23 @@ def _catch_up(exp_dir: Path, trial: dict[str, Any], meta_json: str) -> tuple[str
         upto = usable[-1]
         for row in rows[: upto + 1]:
             _replay(meta, row)
+        name = rows[upto]["checkpoint_dir_name"]
         checkpoint = Checkpoint(
-            path=(recorded_dir / rows[upto]["checkpoint_dir_name"]).as_posix(),
-            filesystem=latest.checkpoint.filesystem,
+            path=(recorded_dir / name).as_posix(), filesystem=filesystem
         )  # Ray re-bases it with the others when the directory moved
         result = _TrainingResult(checkpoint=checkpoint, metrics=dict(rows[upto]))
-        kept = [r for r in manager._checkpoint_results if _exists(r, trial_dir)]
+        kept = [
+            r
+            for r in manager._checkpoint_results
+            if _exists(r, trial_dir) and _checkpoint_name(r) != name
+        ]
         manager._checkpoint_results = [*kept, result]
         manager._latest_checkpoint_result = result
         meta.checkpoint_manager = manager
-        note = f"continues from {rows[upto]['checkpoint_dir_name']} (iteration {rows[upto][ITER]})"
+        note = f"continues from {name} (iteration {rows[upto][ITER]})"
         return meta.get_json_state(), note
+    if latest is None or latest.checkpoint is None:
+        return meta_json, None  # never checkpointed: Ray restarts it, nothing to catch up to
     if _exists(latest, trial_dir):
         return meta_json, None
     older = [r for r in manager._checkpoint_results if _exists(r, trial_dir)]
@@ -101,6 +125,49 @@ def _catch_up(exp_dir: Path, trial: dict[str, Any], meta_json: str) -> tuple[str
         note = "its checkpoints were rotated away; restarts from scratch"
     meta.invalidate_cache()
     return meta.get_json_state(), note
+
+
+def _drop_rows_after(exp_dir: Path, trial: dict[str, Any], meta_json: str) -> int:
+    """Cut the rows a trial will report again from its result.json; returns how many.
+
+    Ray restores the trial from its latest checkpoint, whose iteration the next
+    report follows; a trial without one starts again from iteration 1.
+    """
+    from ray.tune.trainable.metadata import _TrainingRunMetadata
+
+    logdir = trial.get("relative_logdir")
+    if not isinstance(logdir, str) or not logdir:
+        return 0
+    meta = _TrainingRunMetadata.from_json_state(meta_json)
+    manager = meta.checkpoint_manager
+    latest = manager.latest_checkpoint_result if manager is not None else None
+    restart_at = 0
+    if latest is not None and latest.checkpoint is not None:
+        restart_at = int(latest.metrics.get(ITER) or 0)
+    return truncate_rows(exp_dir / Path(logdir).name / "result.json", restart_at)
+
+
+def truncate_rows(result_file: Path, restart_at: int) -> int:
+    """Keep the rows up to iteration ``restart_at`` (the first run of them); returns rows cut."""
+    if not result_file.is_file():
+        return 0
+    lines = result_file.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept: list[str] = []
+    for line in lines:
+        try:
+            iteration = json.loads(line).get(ITER)
+        except ValueError:
+            break  # a torn last line: cut with the rest
+        if not isinstance(iteration, int) or iteration > restart_at:
+            break
+        kept.append(line)
+    if len(kept) == len(lines):
+        return 0
+    backup = result_file.with_name(result_file.name + ".orig")
+    if not backup.exists():
+        shutil.copy2(result_file, backup)
+    write_text_atomic(result_file, "".join(kept))
+    return len(lines) - len(kept)
 
 
 def _rows_after(result_file: Path, last: dict[str, Any]) -> list[dict[str, Any]]:
@@ -127,6 +194,11 @@ def _complete(trial_dir: Path, row: dict[str, Any]) -> bool:
     if not isinstance(name, str) or not name:
         return False
     return (trial_dir / name).is_dir() and any((trial_dir / name).iterdir())
+
+
+def _checkpoint_name(result: Any) -> str | None:
+    checkpoint = getattr(result, "checkpoint", None)
+    return Path(checkpoint.path).name if checkpoint is not None else None
 
 
 def _exists(result: Any, trial_dir: Path) -> bool:

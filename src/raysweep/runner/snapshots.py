@@ -15,9 +15,12 @@ While ``cheap_snapshots()`` is active:
   replaces the previous one atomically, so a copy running alongside never reads
   a half-written snapshot;
 - the copy to the run directory writes the top-level files (snapshot, searcher
-  state) every time, each through a temporary name and a rename, and a file in a
-  trial's directory only when its size, modification time or inode changed
-  since it was last copied there.
+  state) every time and a file in a trial's directory only when its size,
+  modification time or inode changed since it was last copied, each through a
+  temporary name and a rename; files whose writer appends to the run directory
+  itself (``runner/trial_rows.py``) are left to it;
+- checkpoint rotation waits for stored snapshots and forces none
+  (``runner/checkpoint_rotation.py``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from raysweep.runner import checkpoint_rotation
+
 Signature = tuple[int, int, int]  # size, mtime_ns, inode
 _TMP_SUFFIX = ".raysweep-tmp"
 
@@ -41,30 +46,50 @@ class IncrementalUploader:
     def __init__(self) -> None:
         self._copied: dict[tuple[str, str], dict[str, Signature]] = {}
         self._made_dirs: set[tuple[str, str]] = set()
-        self._lock = threading.Lock()
+        self._direct: set[str] = set()  # destinations their writers keep up to date
+        self._lock = threading.RLock()
 
     def upload(self, local_path: str, fs: Any, fs_path: str) -> int:
         """Copy what changed under ``local_path`` to ``fs_path`` on ``fs``; returns files copied."""
-        with self._lock:
-            copied = self._copied.setdefault((local_path, fs_path), {})
-            count = 0
-            for rel, source in _files(local_path):
-                try:
-                    stat = os.stat(source)
-                except FileNotFoundError:
-                    continue  # removed since it was listed
-                signature = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
-                top_level = "/" not in rel
-                if not top_level and copied.get(rel) == signature:
-                    continue
+        copied = self._copied.setdefault((local_path, fs_path), {})
+        count = 0
+        for rel, source in _files(local_path):
+            try:
+                stat = os.stat(source)
+            except FileNotFoundError:
+                continue  # removed since it was listed
+            signature = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+            top_level = "/" not in rel
+            if not top_level and copied.get(rel) == signature:
+                continue
+            dest = posixpath.join(fs_path, rel)
+            with self._lock:
+                if dest in self._direct:
+                    continue  # its writer keeps it up to date
                 try:
                     data = Path(source).read_bytes()
                 except FileNotFoundError:
                     continue
-                self._write(fs, posixpath.join(fs_path, rel), data, atomic=top_level)
-                copied[rel] = signature
-                count += 1
-            return count
+                self._write(fs, dest, data, atomic=True)
+            copied[rel] = signature
+            count += 1
+        return count
+
+    @contextmanager
+    def writing_directly(self, dest: str) -> Iterator[None]:
+        """Hold off copies to ``dest`` while the block runs and, after it, for good.
+
+        For a file whose writer appends to the run directory's copy itself: inside
+        the block it can bring that copy up to date, and no copy replaces it later.
+        """
+        with self._lock:
+            self._direct.add(dest)
+            yield
+
+    def forget_direct(self) -> None:
+        """Files written directly are copied again (a new fit)."""
+        with self._lock:
+            self._direct.clear()
 
     def _write(self, fs: Any, dest: str, data: bytes, atomic: bool) -> None:
         parent = posixpath.dirname(dest)
@@ -76,6 +101,11 @@ class IncrementalUploader:
             stream.write(data)
         if atomic:
             fs.move(target, dest)
+
+    def replace(self, fs: Any, dest: str, data: bytes) -> None:
+        """Write ``data`` to ``dest`` through a temporary name and a rename."""
+        with self._lock:
+            self._write(fs, dest, data, atomic=True)
 
 
 def _files(root: str) -> Iterator[tuple[str, str]]:
@@ -95,6 +125,8 @@ def save_to_dir(controller: Any) -> None:
 
     from raysweep.jsonio import write_text_atomic
 
+    global _saved_mark
+    taken_at = checkpoint_rotation.mark()  # deletions asked for so far are in this snapshot
     runner_state = {
         "trial_data": list(controller._get_trial_checkpoints().values()),
         "runner_data": controller.__getstate__(),
@@ -105,10 +137,13 @@ def save_to_dir(controller: Any) -> None:
     write_text_atomic(Path(staging, controller.experiment_state_file_name), text)
     controller._search_alg.save_to_dir(staging, session_str=controller._session_str)
     controller._callbacks.save_to_dir(staging, session_str=controller._session_str)
+    _saved_mark = taken_at
 
 
 _UPLOADER = IncrementalUploader()
 _ray_upload: Callable[..., None] | None = None  # Ray's own _upload_to_fs_path
+_active = False
+_saved_mark: int | None = None  # checkpoint_rotation.mark() of the newest snapshot saved
 
 
 def upload_changed(
@@ -124,13 +159,20 @@ def upload_changed(
             raise RuntimeError("raysweep's snapshot upload used outside cheap_snapshots()")
         _ray_upload(local_path=local_path, fs=fs, fs_path=fs_path, exclude=exclude)
         return
+    taken_at = _saved_mark  # the staging snapshot is this one or a newer one
     _UPLOADER.upload(local_path, fs, fs_path)
+    checkpoint_rotation.snapshot_stored(taken_at)
+
+
+def direct_uploader() -> IncrementalUploader | None:
+    """The uploader of the active ``cheap_snapshots()`` block (None outside one)."""
+    return _UPLOADER if _active else None
 
 
 @contextmanager
 def cheap_snapshots() -> Iterator[None]:
     """While the block runs, snapshots are encoded fast and copied incrementally."""
-    global _ray_upload
+    global _ray_upload, _active, _saved_mark
     targets = _targets()
     if targets is None:
         yield  # a Ray Tune without these internals: its own behaviour
@@ -139,11 +181,15 @@ def cheap_snapshots() -> Iterator[None]:
     original_save, _ray_upload = controller.save_to_dir, storage._upload_to_fs_path
     controller.save_to_dir = save_to_dir
     storage._upload_to_fs_path = upload_changed
+    _active, _saved_mark = True, None
     try:
-        yield
+        with checkpoint_rotation.deferred_rotation():
+            yield
     finally:
         controller.save_to_dir = original_save
         storage._upload_to_fs_path = _ray_upload
+        _active = False
+        _UPLOADER.forget_direct()
 
 
 def _targets() -> tuple[Any, Any] | None:

@@ -10,16 +10,27 @@ from the local file and, at the next upload, from the run directory too.
 Within one driver process the local file is the complete one; it is only
 absent (or shorter) when the sweep was resumed by a new process, and then the
 run directory's copy is the one to continue.
+
+Inside ``runner/snapshots.py``'s ``cheap_snapshots()`` and with a run directory
+on the local filesystem, every row is also appended to the run directory's copy
+as it is written, and the snapshot copies leave that file alone. A ``kill -9``
+then finds every reported row there, with the name of every checkpoint
+registered, instead of the rows of the last snapshot: a resume continues from
+the trial's newest checkpoint (``runner/repair.py``).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pyarrow.fs
 from ray.tune.logger import JsonLoggerCallback
 from ray.tune.result import EXPR_RESULT_FILE
+from ray.tune.utils.util import SafeFallbackEncoder
+
+from raysweep.runner.snapshots import direct_uploader
 
 
 def remote_copy_is_newer(local_size: int | None, remote_size: int | None) -> bool:
@@ -43,7 +54,49 @@ def _remote_copy_is_newer(trial: Any, file_name: str) -> bool:
 
 
 class TrialRowsLogger(JsonLoggerCallback):
-    """``JsonLoggerCallback`` that never replaces local rows with a stale upload."""
+    """``JsonLoggerCallback`` that never replaces local rows with a stale upload.
+
+    Inside ``cheap_snapshots()`` it also appends each row to the run directory.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._direct: dict[Any, Path] = {}  # trial -> the run directory's result.json
+
+    def log_trial_start(self, trial: Any) -> None:
+        super().log_trial_start(trial)
+        self._start_direct(trial)
+
+    def log_trial_result(self, iteration: int, trial: Any, result: dict[str, Any]) -> None:
+        super().log_trial_result(iteration, trial, result)
+        dest = self._direct.get(trial)
+        if dest is not None:  # opened per row: paused trials hold no file open
+            with dest.open("a", encoding="utf-8") as rows:
+                rows.write(json.dumps(result, cls=SafeFallbackEncoder) + "\n")
+
+    def log_trial_end(self, trial: Any, failed: bool = False) -> None:
+        super().log_trial_end(trial, failed)
+        self._direct.pop(trial, None)
+
+    def _start_direct(self, trial: Any) -> None:
+        """Bring the run directory's rows up to the local ones; append there from now on."""
+        self._direct.pop(trial, None)
+        uploader = direct_uploader()
+        storage: Any = getattr(trial, "storage", None)
+        fs = getattr(storage, "storage_filesystem", None)
+        if uploader is None or not isinstance(fs, pyarrow.fs.LocalFileSystem):
+            return
+        local = Path(trial.local_path, EXPR_RESULT_FILE)
+        dest = Path(storage.trial_fs_path, EXPR_RESULT_FILE)
+        with uploader.writing_directly(dest.as_posix()):
+            rows = local.read_bytes() if local.is_file() else b""
+            held = dest.stat().st_size if dest.is_file() else None
+            if held is None and not rows:
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.touch()
+            elif held != len(rows):
+                uploader.replace(fs, dest.as_posix(), rows)
+        self._direct[trial] = dest
 
     def _restore_from_remote(self, file_name: str, trial: Any) -> None:
         checked = file_name == EXPR_RESULT_FILE and trial.checkpoint

@@ -17,7 +17,8 @@ SNAPSHOT_FLOOR_S = 1.0
 SNAPSHOT_S_PER_TRIAL = 0.002
 
 RAY_ENV_DEFAULTS: dict[str, str] = {
-    # Snapshots forced by checkpoint rotation are what makes kill -9 lose nothing.
+    # Ray's warning about snapshots forced by checkpoint rotation: inside fit()
+    # raysweep forces none (runner/checkpoint_rotation.py); elsewhere, it is noise.
     "TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S": "0",
     # Experiment snapshot (trial statuses + searcher state) at most every second
     # instead of Ray's "auto" (>= 10 s): after a kill -9 a resume re-runs at most
