@@ -45,7 +45,7 @@ class IncrementalUploader:
 
     def __init__(self) -> None:
         self._copied: dict[tuple[str, str], dict[str, Signature]] = {}
-        self._made_dirs: set[tuple[str, str]] = set()
+        self._made_dirs: set[tuple[int, str]] = set()  # (id of the filesystem, directory)
         self._direct: set[str] = set()  # destinations their writers keep up to date
         self._lock = threading.RLock()
 
@@ -70,7 +70,7 @@ class IncrementalUploader:
                     data = Path(source).read_bytes()
                 except FileNotFoundError:
                     continue
-                self._write(fs, dest, data, atomic=True)
+                self._write(fs, dest, data)
             copied[rel] = signature
             count += 1
         return count
@@ -91,21 +91,21 @@ class IncrementalUploader:
         with self._lock:
             self._direct.clear()
 
-    def _write(self, fs: Any, dest: str, data: bytes, atomic: bool) -> None:
+    def _write(self, fs: Any, dest: str, data: bytes) -> None:
+        """``data`` to ``dest`` through a temporary name and a rename (caller holds the lock)."""
         parent = posixpath.dirname(dest)
-        if (str(id(fs)), parent) not in self._made_dirs:
+        if (id(fs), parent) not in self._made_dirs:
             fs.create_dir(parent, recursive=True)
-            self._made_dirs.add((str(id(fs)), parent))
-        target = dest + _TMP_SUFFIX if atomic else dest
+            self._made_dirs.add((id(fs), parent))
+        target = dest + _TMP_SUFFIX
         with fs.open_output_stream(target) as stream:
             stream.write(data)
-        if atomic:
-            fs.move(target, dest)
+        fs.move(target, dest)
 
     def replace(self, fs: Any, dest: str, data: bytes) -> None:
         """Write ``data`` to ``dest`` through a temporary name and a rename."""
         with self._lock:
-            self._write(fs, dest, data, atomic=True)
+            self._write(fs, dest, data)
 
 
 def _files(root: str) -> Iterator[tuple[str, str]]:
