@@ -11,6 +11,12 @@ Within one driver process the local file is the complete one; it is only
 absent (or shorter) when the sweep was resumed by a new process, and then the
 run directory's copy is the one to continue.
 
+A trial that restarts continues from its latest checkpoint: its next report is
+that checkpoint's iteration + 1, or iteration 1 without one. The rows it wrote
+after that point (a retry per ``max_failures`` after a failure past its last
+checkpoint) are cut before it appends again, with the whole file kept as
+``result.json.orig``, so that every iteration appears once.
+
 Inside ``runner/snapshots.py``'s ``cheap_snapshots()`` and with a run directory
 on the local filesystem, every row is also appended to the run directory's copy
 as it is written, and the snapshot copies leave that file alone. A ``kill -9``
@@ -30,6 +36,7 @@ from ray.tune.logger import JsonLoggerCallback
 from ray.tune.result import EXPR_RESULT_FILE
 from ray.tune.utils.util import SafeFallbackEncoder
 
+from raysweep.runner.repair import ITER, truncate_rows
 from raysweep.runner.snapshots import direct_uploader
 
 
@@ -99,7 +106,18 @@ class TrialRowsLogger(JsonLoggerCallback):
         self._direct[trial] = dest
 
     def _restore_from_remote(self, file_name: str, trial: Any) -> None:
+        """Ray's: bring back the uploaded rows; then cut those the trial will report again."""
         checked = file_name == EXPR_RESULT_FILE and trial.checkpoint
-        if checked and not _remote_copy_is_newer(trial, file_name):
-            return  # the driver's own rows are the complete ones
-        super()._restore_from_remote(file_name, trial)
+        if not checked or _remote_copy_is_newer(trial, file_name):
+            super()._restore_from_remote(file_name, trial)
+        # else: the driver's own rows are the complete ones
+        if file_name == EXPR_RESULT_FILE:
+            truncate_rows(Path(trial.local_path, file_name), restart_iteration(trial))
+
+
+def restart_iteration(trial: Any) -> int:
+    """The iteration a (re)starting trial's next report follows: its checkpoint's, or 0."""
+    result = trial.latest_checkpoint_result
+    if result is None or result.checkpoint is None:
+        return 0
+    return int(result.metrics.get(ITER) or 0)
