@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from raysweep.runner.repair import truncate_rows
+from raysweep.runner.repair import drop_untracked_checkpoints, truncate_rows
 
 
 def write_rows(path: Path, iterations: list[int], torn: bool = False) -> str:
@@ -48,3 +48,30 @@ def test_a_torn_last_row_goes_with_the_cut(tmp_path: Path) -> None:
     write_rows(rows, [1, 2, 3], torn=True)
     assert truncate_rows(rows, restart_at=3) == 1
     assert iterations(rows) == [1, 2, 3]
+
+
+def test_checkpoints_a_finished_trial_no_longer_tracks_are_deleted(tmp_path: Path) -> None:
+    from ray.train import Checkpoint, CheckpointConfig
+    from ray.train._internal.checkpoint_manager import _CheckpointManager
+    from ray.train._internal.session import _TrainingResult
+    from ray.tune.trainable.metadata import _TrainingRunMetadata
+
+    trial_dir = tmp_path / "trial_a"
+    for name in ("checkpoint_000000", "checkpoint_000003", "checkpoint_000004"):
+        (trial_dir / name).mkdir(parents=True)
+    (trial_dir / "checkpoint_notes.txt").write_text("a file, not a checkpoint")
+    meta = _TrainingRunMetadata()
+    meta.checkpoint_manager = _CheckpointManager(CheckpointConfig(num_to_keep=2))
+    for i in (3, 4):
+        path = trial_dir / f"checkpoint_{i:06d}"
+        result = _TrainingResult(Checkpoint.from_directory(str(path)), {"training_iteration": i})
+        meta.checkpoint_manager.register_checkpoint(result)
+    trial = {"trial_id": "a", "status": "TERMINATED", "relative_logdir": "trial_a"}
+    dropped = drop_untracked_checkpoints(tmp_path, trial, meta.get_json_state())
+    assert dropped == ["checkpoint_000000"]
+    assert sorted(p.name for p in trial_dir.iterdir()) == [
+        "checkpoint_000003",
+        "checkpoint_000004",
+        "checkpoint_notes.txt",
+    ]
+    assert drop_untracked_checkpoints(tmp_path, {"trial_id": "b"}, meta.get_json_state()) == []

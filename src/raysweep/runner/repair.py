@@ -18,6 +18,9 @@ one to restore from. With no such row and the snapshot's checkpoint gone, the
 trial restarts from scratch (same trial id, same seed). The original snapshot
 is kept as ``<name>.orig``.
 
+Checkpoint directories of any trial that its (repaired) snapshot does not track
+are deleted: Ray would keep them forever, beyond ``num_to_keep``.
+
 Rows a trial reported after the checkpoint it continues from (or all of them,
 when it restarts from scratch) are reported again once it runs: they are cut
 from its ``result.json`` (the whole file kept as ``result.json.orig``), so that
@@ -49,16 +52,19 @@ def repair_snapshot(exp_dir: Path) -> list[str]:
     notes, changed = [], False
     for item in data["trial_data"]:
         trial = json.loads(item[0])
-        if trial["status"] in FINAL_STATUSES:
-            continue
-        new_meta, note = _catch_up(exp_dir, trial, item[1])
-        if note:
-            item[1] = new_meta
-            notes.append(f"trial {trial['trial_id']}: {note}")
-            changed = True
-        cut = _drop_rows_after(exp_dir, trial, item[1])
-        if cut:
-            notes.append(f"trial {trial['trial_id']}: {cut} row(s) after its restart point dropped")
+        name = f"trial {trial['trial_id']}"
+        if trial["status"] not in FINAL_STATUSES:
+            new_meta, note = _catch_up(exp_dir, trial, item[1])
+            if note:
+                item[1] = new_meta
+                notes.append(f"{name}: {note}")
+                changed = True
+            cut = _drop_rows_after(exp_dir, trial, item[1])
+            if cut:
+                notes.append(f"{name}: {cut} row(s) after its restart point dropped")
+        dropped = drop_untracked_checkpoints(exp_dir, trial, item[1])
+        if dropped:
+            notes.append(f"{name}: {len(dropped)} checkpoint(s) it no longer tracks deleted")
     if changed:
         backup = path.with_name(path.name + ".orig")
         if not backup.exists():
@@ -145,6 +151,35 @@ def _drop_rows_after(exp_dir: Path, trial: dict[str, Any], meta_json: str) -> in
     if latest is not None and latest.checkpoint is not None:
         restart_at = int(latest.metrics.get(ITER) or 0)
     return truncate_rows(exp_dir / Path(logdir).name / "result.json", restart_at)
+
+
+def drop_untracked_checkpoints(exp_dir: Path, trial: dict[str, Any], meta_json: str) -> list[str]:
+    """Delete the trial's checkpoint directories its snapshot does not track; returns their names.
+
+    Deletions held back until a snapshot was stored (``runner/checkpoint_rotation.py``),
+    checkpoints caught up past (``_catch_up`` tracks only the newest) and ones still
+    being written at a ``kill -9`` are on disk but in no checkpoint manager: Ray
+    would never rotate them away, and nothing restores from them.
+    """
+    from ray.tune.trainable.metadata import _TrainingRunMetadata
+
+    logdir = trial.get("relative_logdir")
+    if not isinstance(logdir, str) or not logdir:
+        return []
+    manager = _TrainingRunMetadata.from_json_state(meta_json).checkpoint_manager
+    if manager is None:
+        return []
+    results = [*manager._checkpoint_results, manager.latest_checkpoint_result]
+    tracked = {_checkpoint_name(result) for result in results}
+    trial_dir = exp_dir / Path(logdir).name
+    dropped = sorted(
+        path.name
+        for path in trial_dir.glob("checkpoint_*")
+        if path.is_dir() and path.name not in tracked
+    )
+    for name in dropped:
+        shutil.rmtree(trial_dir / name, ignore_errors=True)
+    return dropped
 
 
 def truncate_rows(result_file: Path, restart_at: int) -> int:
