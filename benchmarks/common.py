@@ -55,6 +55,10 @@ def versions() -> dict[str, str | None]:
             out[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             out[name] = None
+    if out["raysweep"] is None:  # run from a checkout that is not installed (a GPU host)
+        import raysweep
+
+        out["raysweep"] = f"{raysweep.__version__} (source tree)"
     return out
 
 

@@ -191,11 +191,18 @@ def launch_sweep(
     _apply_timings(launch, timings, started)
     launch.run_dir = str(cwd / "runs" / config["name"])
     launch.extra.update(trial_events(Path(launch.run_dir) / "trials.jsonl"))
+    launch.extra.update(fit_phases(launch, started))
     return launch
 
 
 def trial_events(path: Path) -> dict[str, Any]:
-    """Finished trials and steady throughput (second half of the trial ends) from trials.jsonl."""
+    """Finished trials, steady throughput (second half of the trial ends) and the span.
+
+    From trials.jsonl: ``first_start_t``/``first_end_t``/``last_end_t`` are the
+    wall-clock times (``time.time()``) of the first trial start and the first and
+    last trial ends, ``None`` when there were none.
+    """
+    starts: list[float] = []
     ends: list[float] = []
     if path.is_file():
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -203,14 +210,45 @@ def trial_events(path: Path) -> dict[str, Any]:
                 event = json.loads(line)
             except ValueError:
                 continue
-            if event.get("event") in ("ended", "errored"):
+            if event.get("event") == "start":
+                starts.append(float(event["t"]))
+            elif event.get("event") in ("ended", "errored"):
                 ends.append(float(event["t"]))
     ends.sort()
     half = len(ends) // 2
     steady = None
     if len(ends) >= 8 and ends[-1] > ends[half]:
         steady = (len(ends) - 1 - half) / (ends[-1] - ends[half])
-    return {"finished": len(ends), "steady_trials_per_s": steady}
+    return {
+        "finished": len(ends),
+        "steady_trials_per_s": steady,
+        "first_start_t": min(starts, default=None),
+        "first_end_t": ends[0] if ends else None,
+        "last_end_t": ends[-1] if ends else None,
+    }
+
+
+def fit_phases(launch: Launch, started: float) -> dict[str, float | None]:
+    """Where a sweep's fit time went: before the first trial, to its end, after the last.
+
+    ``started`` is the launch's Popen time; needs :func:`trial_events`' span and the
+    probe's timings in ``launch.extra``.
+    """
+    timings = launch.extra.get("timings", {})
+    if "fit_start" not in timings or "fit_end" not in timings:
+        return {}
+    fit_start, fit_end = started + timings["fit_start"], started + timings["fit_end"]
+
+    def since_fit(key: str) -> float | None:
+        t = launch.extra.get(key)
+        return None if t is None else t - fit_start
+
+    last = launch.extra.get("last_end_t")
+    return {
+        "to_first_trial_start_s": since_fit("first_start_t"),
+        "to_first_trial_end_s": since_fit("first_end_t"),
+        "after_last_trial_s": None if last is None else fit_end - last,
+    }
 
 
 def launch_raw(
