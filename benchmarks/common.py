@@ -56,8 +56,10 @@ def versions() -> dict[str, str | None]:
         except importlib.metadata.PackageNotFoundError:
             out[name] = None
     if out["raysweep"] is None:  # run from a checkout that is not installed (a GPU host)
-        import raysweep
-
+        try:
+            import raysweep
+        except ImportError:
+            return out
         out["raysweep"] = f"{raysweep.__version__} (source tree)"
     return out
 

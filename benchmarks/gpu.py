@@ -62,7 +62,7 @@ def gpu_utilisation(run_dir: Path) -> float | None:
 def run(
     quick: bool = False, repeats: int | None = None, trials: int | None = None
 ) -> dict[str, Any]:
-    """Both packings, interleaved; skipped with a note when there is no NVIDIA GPU."""
+    """Every packing, interleaved repeat by repeat; skipped with a note without an NVIDIA GPU."""
     gpus = gpu_names()
     trials, epochs = (trials or (8 if quick else 96)), (3 if quick else 10)
     params = {"trials": trials, "epochs": epochs, "gpus": gpus, "fractions": list(FRACTIONS)}
@@ -117,13 +117,13 @@ def run(
                     [ratio(variants[name][key]["median"], whole[key]["median"])]
                 )
     steady = figures["0.25 GPU / 1 GPU: steady_trials_per_s"]["median"]
-    name = "steady trials per hour, 0.25 GPU per trial / 1 GPU per trial"
+    goal = "steady trials per hour, 0.25 GPU per trial / 1 GPU per trial"
     return {
         "title": TITLE,
         "params": params,
         "variants": variants,
         "figures": figures,
-        "targets": [target(name, steady, ">=", 3, "x")],
+        "targets": [target(goal, steady, ">=", 3, "x")],
         "runs": {k: [x.to_json() for x, _ in v] for k, v in runs.items()},
     }
 
