@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from raysweep.config.base import format_error
+from raysweep.config.hooks import apply_space_hooks
 from raysweep.config.schema import SweepSpec
 from raysweep.config.space import Param
 from raysweep.errors import ConfigError
@@ -56,9 +57,17 @@ def apply_overrides(data: Mapping[str, Any], overrides: Mapping[str, Any]) -> di
 
 
 def parse_spec(data: Mapping[str, Any], source: str = "config") -> SweepSpec:
-    """Validate a config dict into a SweepSpec; ConfigError lists every problem by path."""
+    """Validate a config dict into a SweepSpec; ConfigError lists every problem by path.
+
+    The ``space`` goes through the registered space hooks first (``config.hooks``:
+    library aliases become canonical names), so the spec shows what will run.
+    """
     try:
-        return SweepSpec.model_validate(dict(data))
+        resolved = apply_space_hooks(data)
+    except ValueError as exc:
+        raise ConfigError(f"{source}: invalid sweep config\n  {exc}") from None
+    try:
+        return SweepSpec.model_validate(resolved)
     except ValidationError as exc:
         lines = [format_error(err) for err in exc.errors()]
         raise ConfigError(f"{source}: invalid sweep config\n  " + "\n  ".join(lines)) from None

@@ -18,6 +18,8 @@ from pydantic import (
 from raysweep.config.base import StrictModel, format_error
 from raysweep.config.space import GridParam, Param, is_param_dict
 
+# The built-in trainables by name; raysweep.trainables.builtins maps each to its function.
+BUILTIN_TRAINABLE_NAMES: tuple[str, ...] = ("lightgbm", "xgboost", "catboost", "torch_mlp")
 ALGORITHMS = ("grid", "random", "optuna", "hyperopt")
 GRID_ALGORITHMS = ("grid", "random")
 OPTUNA_SAMPLERS = ("tpe", "cmaes", "gp", "random")
@@ -143,7 +145,7 @@ class ResourcesConfig(StrictModel):
     cpus_per_trial: int = Field(default=1, ge=1)
     # sweep.json's ``gpus_per_trial`` as written (a number or "auto"); code reads the
     # number through the ``gpus_per_trial`` property, once a run has resolved "auto"
-    # (runner/autogpu.py) into a copy of the spec.
+    # (driver/gpu_probe.py) into a copy of the spec.
     gpus_requested: float | Literal["auto"] = Field(
         default=0.0,
         alias="gpus_per_trial",
@@ -257,13 +259,11 @@ class SweepSpec(StrictModel):
     @field_validator("trainable")
     @classmethod
     def _trainable_ref(cls, value: str) -> str:
-        from raysweep.trainables.builtins import BUILTIN_TRAINABLES
-
-        if value in BUILTIN_TRAINABLES or _TRAINABLE_REF.match(value):
+        if value in BUILTIN_TRAINABLE_NAMES or _TRAINABLE_REF.match(value):
             return value
         raise ValueError(
             f"unknown trainable {value!r}; use a built-in "
-            f"({', '.join(sorted(BUILTIN_TRAINABLES))}) or 'package.module:function'"
+            f"({', '.join(sorted(BUILTIN_TRAINABLE_NAMES))}) or 'package.module:function'"
         )
 
     @model_validator(mode="after")
