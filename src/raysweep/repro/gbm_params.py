@@ -19,19 +19,53 @@ from raysweep.gpu.guard import GPU_MEMORY_HEADROOM
 
 Library = Literal["lightgbm", "xgboost", "catboost"]
 LIBRARIES: tuple[Library, ...] = ("lightgbm", "xgboost", "catboost")
-# Keys raysweep sets from the trial context, with the libraries' aliases for them:
-# a user's value for any of these is dropped so the trial's seed/threads/device hold.
-OWNED_KEYS: dict[str, frozenset[str]] = {
-    "lightgbm": frozenset({"seed", "random_seed", "random_state", "num_threads", "num_thread",
-                           "nthread", "nthreads", "n_jobs", "device_type", "device",
-                           "deterministic", "bagging_seed", "feature_fraction_seed", "extra_seed",
-                           "drop_seed", "objective_seed", "data_random_seed", "gpu_device_id",
-                           "gpu_platform_id", "verbosity", "verbose"}),
-    "xgboost": frozenset({"seed", "random_state", "nthread", "n_jobs", "device", "gpu_id"}),
-    "catboost": frozenset({"random_seed", "random_state", "thread_count", "n_jobs", "task_type",
-                           "devices", "allow_writing_files", "verbose", "logging_level", "silent",
-                           "verbose_eval", "train_dir"}),
+# Where raysweep takes each key it owns from, and where a user changes it.
+SEED_SOURCE = (
+    "raysweep sets it per trial from the sweep's seed and the trial's index; "
+    'change the top-level "seed" (or sweep run --seed)'
+)
+THREADS_SOURCE = "raysweep sets it from resources.cpus_per_trial; change that"
+DEVICE_SOURCE = (
+    "raysweep sets it from resources.gpus_per_trial and the GPUs the trial is given "
+    "(sweep run --gpus); change those"
+)
+DETERMINISM_SOURCE = "raysweep sets it from reproducibility.deterministic; change that"
+LOG_SOURCE = "raysweep keeps the library's own log quiet in trials; it cannot be tuned"
+FILES_SOURCE = "raysweep keeps CatBoost from writing files into the trial directory"
+METRIC_SOURCE = (
+    'raysweep evaluates every trial itself and reports the sweep\'s "metric"; '
+    'choose the metric with the top-level "metric" (the library\'s own evaluation '
+    "settings are fixed)"
+)
+# Keys raysweep sets from the trial context, with the libraries' aliases for them,
+# and where each comes from: sweep validation refuses them in "space", and a value
+# that reaches a trainable anyway is dropped so the trial's seed/threads/device hold.
+OWNED_PARAMS: dict[str, dict[str, str]] = {
+    "lightgbm": {
+        **dict.fromkeys(("seed", "random_seed", "random_state", "bagging_seed",
+                         "feature_fraction_seed", "extra_seed", "drop_seed", "objective_seed",
+                         "data_random_seed"), SEED_SOURCE),
+        **dict.fromkeys(("num_threads", "num_thread", "nthread", "nthreads", "n_jobs"),
+                        THREADS_SOURCE),
+        **dict.fromkeys(("device_type", "device", "gpu_device_id", "gpu_platform_id"),
+                        DEVICE_SOURCE),
+        "deterministic": DETERMINISM_SOURCE,
+        **dict.fromkeys(("verbosity", "verbose"), LOG_SOURCE),
+    },
+    "xgboost": {
+        **dict.fromkeys(("seed", "random_state"), SEED_SOURCE),
+        **dict.fromkeys(("nthread", "n_jobs"), THREADS_SOURCE),
+        **dict.fromkeys(("device", "gpu_id"), DEVICE_SOURCE),
+    },
+    "catboost": {
+        **dict.fromkeys(("random_seed", "random_state"), SEED_SOURCE),
+        **dict.fromkeys(("thread_count", "n_jobs"), THREADS_SOURCE),
+        **dict.fromkeys(("task_type", "devices"), DEVICE_SOURCE),
+        **dict.fromkeys(("allow_writing_files", "train_dir"), FILES_SOURCE),
+        **dict.fromkeys(("verbose", "logging_level", "silent", "verbose_eval"), LOG_SOURCE),
+    },
 }  # fmt: skip
+OWNED_KEYS: dict[str, frozenset[str]] = {lib: frozenset(keys) for lib, keys in OWNED_PARAMS.items()}
 # Metric plumbing the built-in trainables rely on; a user's value is dropped.
 METRIC_KEYS: dict[str, frozenset[str]] = {
     "lightgbm": frozenset({"metric", "metrics", "metric_types"}),

@@ -1,1 +1,11 @@
-"""Built-in trainables (LightGBM, XGBoost, CatBoost, a torch MLP), their datasets and context."""
+"""The trainables: built-ins (GBMs, torch_mlp), user functions, the trial wrapper and checks.
+
+Importing the package registers the space hook through which a built-in's
+library aliases resolve to canonical names when sweep.json is loaded
+(``raysweep.config.hooks``); ``import raysweep`` imports it.
+"""
+
+from raysweep.config.hooks import register_space_hook
+from raysweep.trainables.params.resolve import resolve_space
+
+register_space_hook(resolve_space)

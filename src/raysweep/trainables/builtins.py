@@ -23,6 +23,13 @@ BUILTIN_TRAINABLES: dict[str, str] = {
     "torch_mlp": "raysweep.trainables.torch_mlp:train_torch_mlp",
 }
 
+# The optional dependency (raysweep extra) each built-in needs: raysweep._imports.
+BUILTIN_EXTRAS: dict[str, str] = {
+    "lightgbm": "lightgbm",
+    "xgboost": "xgboost",
+    "catboost": "catboost",
+    "torch_mlp": "torch",
+}
 DATA_ARGS: frozenset[str] = frozenset(
     {"dataset", "target", "features", "task", "val_fraction", "split_seed"}
 )

@@ -1,10 +1,16 @@
-"""Checks that a spec's trainable can run, done before anything starts."""
+"""Checks that a spec's trainable can run, done before anything starts.
+
+For a built-in: its optional dependency is installed (else exit 2 naming the
+``pip install``), its arguments, metric and GPUs fit, and its ``space`` passes
+the parameter check (``raysweep.trainables.params.check``).
+"""
 
 from __future__ import annotations
 
+from raysweep._imports import require
 from raysweep.config.schema import SweepSpec
 from raysweep.errors import ConfigError
-from raysweep.trainables.builtins import DATA_PARALLEL_ARG
+from raysweep.trainables.builtins import BUILTIN_EXTRAS, DATA_PARALLEL_ARG
 
 # Built-ins that train across several GPUs of one trial (data-parallel); the
 # others train on one GPU at most. User trainables get every GPU of their trial
@@ -13,13 +19,15 @@ MULTI_GPU_TRAINABLES: tuple[str, ...] = ("torch_mlp",)
 
 
 def check_trainable(spec: SweepSpec) -> None:
-    """ConfigError/TrainableError when the trainable, its args, metric or GPUs are wrong."""
+    """ConfigError/TrainableError when the trainable, its args, metric, GPUs or space are wrong."""
     from raysweep.trainables.builtins import ALLOWED_ARGS, BUILTIN_TRAINABLES, reported_metrics
+    from raysweep.trainables.params.check import check_space
     from raysweep.trainables.user import load_user_trainable
 
     if spec.trainable not in BUILTIN_TRAINABLES:
         load_user_trainable(spec.trainable)
         return
+    require(BUILTIN_EXTRAS[spec.trainable], f"trainable {spec.trainable!r}")
     allowed = ALLOWED_ARGS[spec.trainable]
     for key in spec.trainable_args:
         if key not in allowed:
@@ -35,6 +43,12 @@ def check_trainable(spec: SweepSpec) -> None:
         )
     if DATA_PARALLEL_ARG in spec.trainable_args:
         check_data_parallel(spec)
+    check_gpus(spec)
+    check_space(spec)
+
+
+def check_gpus(spec: SweepSpec) -> None:
+    """ConfigError when a built-in that trains on one GPU is given several."""
     if spec.resources.gpus_auto:  # "auto" gives each trial one GPU at most
         return
     gpus = spec.resources.gpus_per_trial

@@ -1,0 +1,1 @@
+"""Built-in trainables' parameters: names, aliases, keys raysweep owns, values checked up front."""
