@@ -10,6 +10,7 @@ from typing import Any
 
 from raysweep.search.indexed import INDEX_KEY
 from raysweep.trainables.context import TrialContext, set_trial_context
+from raysweep.trainables.trial_error import PASS_THROUGH, whole_error
 
 TRIAL_INFO_FILE = "trial_info.jsonl"
 
@@ -52,52 +53,66 @@ def make_trainable(plan: TrialPlan) -> Callable[[dict[str, Any]], Any]:
 
     Actors are reused between trials, so everything a trial sets is set again by
     the next one: RNG states, determinism switches and the trial context.
+
+    Whatever the trial raises reaches Ray as a ``TrialError`` carrying the original
+    type name, message and traceback (``trainables.trial_error``): every exception
+    type survives the trip to the driver, which goes on with the other trials.
     """
 
     def trial(config: dict[str, Any]) -> Any:
-        from raysweep.repro.determinism import set_deterministic
-        from raysweep.repro.seeds import seed_everything, trial_seed_for
-
-        params = dict(config)
-        index = int(params.pop(INDEX_KEY, 0))
-        seed = trial_seed_for(plan.master_seed, index)
-        gpu_ids = _trial_gpu_ids(plan)
-        func, builtin = resolve_function(plan.trainable)  # imports torch if the trainable does
-        if gpu_ids:
-            from raysweep.gpu.guard import cap_torch_memory
-
-            cap_torch_memory(plan.gpu_fraction)  # before the trial allocates anything
-        seed_everything(seed)
-        set_deterministic(plan.deterministic, threads=plan.cpus)
-        ctx = TrialContext(
-            index=index,
-            seed=seed,
-            metric=plan.metric,
-            mode=plan.mode,
-            trainable_args=dict(plan.trainable_args),
-            cpus=plan.cpus,
-            gpu_ids=gpu_ids,
-            gpu_fraction=plan.gpu_fraction if gpu_ids else 0.0,
-            deterministic=plan.deterministic,
-            checkpoint_frequency=plan.checkpoint_frequency,
-            checkpoint_at=plan.checkpoint_at,
-            master_seed=plan.master_seed,
-        )
-        _record_trial_info(plan.info_path, ctx, "start")
-        if plan.memory_probe_path:
-            from raysweep.gpu.autopack import start_torch_peak_writer
-
-            start_torch_peak_writer(plan.memory_probe_path)
-        set_trial_context(ctx)
         try:
-            outcome = func(params, ctx) if builtin else func(params)
-        finally:
-            set_trial_context(None)
-        _record_trial_info(plan.info_path, ctx, "returned")  # not stopped by the scheduler
-        return outcome
+            return _run_trial(plan, config)
+        except PASS_THROUGH:  # Ray Tune's own ways of ending a trial, and Ctrl-C
+            raise
+        except BaseException as exc:  # any type, picklable or not: kept whole as text
+            raise whole_error(exc) from None
 
     trial.__name__ = trial.__qualname__ = _trainable_name(plan.trainable)
     return trial
+
+
+def _run_trial(plan: TrialPlan, config: dict[str, Any]) -> Any:
+    """Seed, pin devices and call the trainable for one trial (see ``make_trainable``)."""
+    from raysweep.repro.determinism import set_deterministic
+    from raysweep.repro.seeds import seed_everything, trial_seed_for
+
+    params = dict(config)
+    index = int(params.pop(INDEX_KEY, 0))
+    seed = trial_seed_for(plan.master_seed, index)
+    gpu_ids = _trial_gpu_ids(plan)
+    func, builtin = resolve_function(plan.trainable)  # imports torch if the trainable does
+    if gpu_ids:
+        from raysweep.gpu.guard import cap_torch_memory
+
+        cap_torch_memory(plan.gpu_fraction)  # before the trial allocates anything
+    seed_everything(seed)
+    set_deterministic(plan.deterministic, threads=plan.cpus)
+    ctx = TrialContext(
+        index=index,
+        seed=seed,
+        metric=plan.metric,
+        mode=plan.mode,
+        trainable_args=dict(plan.trainable_args),
+        cpus=plan.cpus,
+        gpu_ids=gpu_ids,
+        gpu_fraction=plan.gpu_fraction if gpu_ids else 0.0,
+        deterministic=plan.deterministic,
+        checkpoint_frequency=plan.checkpoint_frequency,
+        checkpoint_at=plan.checkpoint_at,
+        master_seed=plan.master_seed,
+    )
+    _record_trial_info(plan.info_path, ctx, "start")
+    if plan.memory_probe_path:
+        from raysweep.gpu.autopack import start_torch_peak_writer
+
+        start_torch_peak_writer(plan.memory_probe_path)
+    set_trial_context(ctx)
+    try:
+        outcome = func(params, ctx) if builtin else func(params)
+    finally:
+        set_trial_context(None)
+    _record_trial_info(plan.info_path, ctx, "returned")  # not stopped by the scheduler
+    return outcome
 
 
 def _trainable_name(trainable: str) -> str:
