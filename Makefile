@@ -11,7 +11,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
-		-c constraints.txt -e '.[dev]'
+		-c constraints.txt -e '.[all,dev]'
 	touch $(STAMP)
 
 test: install
