@@ -61,7 +61,7 @@ def main(argv: list[str]) -> int:
     if timings_path:
         atexit.register(_write, timings_path)
     # raysweep's promise: its Ray env defaults are set before Ray Tune is imported.
-    from raysweep.runner.tuning import apply_ray_env_defaults
+    from raysweep.tuner.ray_env import apply_ray_env_defaults
 
     apply_ray_env_defaults()
     import ray

@@ -7,44 +7,55 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from raysweep.errors import SweepError
+
+if TYPE_CHECKING:
+    from raysweep.api import RunOptions
 
 EPILOG = """exit codes: 0 done (at least one trial succeeded), 1 the sweep failed,
 2 invalid input (nothing started, nothing written), 130 interrupted (resumable)"""
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from raysweep import api
+    from raysweep.driver.signals import GracefulStop
 
-    return api.run_sweep(
-        api.RunOptions(
-            config=Path(args.config),
-            storage=Path(args.storage),
-            name=args.name,
-            seed=args.seed,
-            num_samples=args.num_samples,
-            max_concurrent=args.max_concurrent,
-            gpus=args.gpus,
-            allow_cpu=args.allow_cpu,
-            address=args.address,
-            dashboard=args.dashboard,
-            dashboard_host=args.dashboard_host,
-            dashboard_port=args.dashboard_port,
-            dry_run=args.dry_run,
-            resume=args.resume,
-            retry_errored=args.retry_errored,
-        )
+    with GracefulStop() as stop:  # before the heavy imports: a signal is never lost
+        from raysweep import api
+
+        return api.run_sweep(_run_options(args), stop=stop)
+
+
+def _run_options(args: argparse.Namespace) -> RunOptions:
+    from raysweep.api import RunOptions
+
+    return RunOptions(
+        config=Path(args.config),
+        storage=Path(args.storage),
+        name=args.name,
+        seed=args.seed,
+        num_samples=args.num_samples,
+        max_concurrent=args.max_concurrent,
+        gpus=args.gpus,
+        allow_cpu=args.allow_cpu,
+        address=args.address,
+        dashboard=args.dashboard,
+        dashboard_host=args.dashboard_host,
+        dashboard_port=args.dashboard_port,
+        dry_run=args.dry_run,
+        resume=args.resume,
+        retry_errored=args.retry_errored,
     )
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:
-    from raysweep import api
+    from raysweep.driver.signals import GracefulStop
 
-    return api.resume_sweep(
-        Path(args.run_dir),
-        api.RunOptions(
-            config=Path(args.run_dir) / api.SPEC_FILE,
+    with GracefulStop() as stop:
+        from raysweep import api
+
+        options = api.RunOptions(
             num_samples=args.num_samples,
             max_concurrent=args.max_concurrent,
             gpus=args.gpus,
@@ -52,8 +63,8 @@ def _cmd_resume(args: argparse.Namespace) -> int:
             address=args.address,
             dry_run=args.dry_run,
             retry_errored=args.retry_errored,
-        ),
-    )
+        )
+        return api.resume_sweep(Path(args.run_dir), options, stop=stop)
 
 
 def _cmd_repro(args: argparse.Namespace) -> int:
@@ -81,22 +92,25 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from raysweep import views
+    from raysweep.rundir import RunDir
 
-    print(views.report_text(Path(args.run_dir)), end="")
+    print(views.report_text(RunDir(args.run_dir)), end="")
     return 0
 
 
 def _cmd_best(args: argparse.Namespace) -> int:
     from raysweep import views
+    from raysweep.rundir import RunDir
 
-    print(views.best_text(Path(args.run_dir), top=args.top, export=args.export))
+    print(views.best_text(RunDir(args.run_dir), top=args.top, export=args.export))
     return 0
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
     from raysweep import views
+    from raysweep.rundir import RunDir
 
-    print(views.status_text(Path(args.run_dir)))
+    print(views.status_text(RunDir(args.run_dir)))
     return 0
 
 
@@ -276,9 +290,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _stop_own_ray() -> None:
     """Shut down a Ray the command started, now rather than in Ray's slower exit hook."""
-    execute = sys.modules.get("raysweep.runner.execute")
-    if execute is not None:  # never imported: no Ray was started
-        execute.stop_ray()
+    session = sys.modules.get("raysweep.driver.ray_session")
+    if session is not None:  # never imported: no Ray was started
+        session.stop_ray()
 
 
 if __name__ == "__main__":

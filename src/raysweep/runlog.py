@@ -7,8 +7,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-LOG_FILE = "sweep_output.log"
-
 
 class _Tee:
     def __init__(self, *streams: IO[str]) -> None:
@@ -27,8 +25,8 @@ class _Tee:
 class RunLog:
     """Prints to the terminal and appends the same lines to the run's log file."""
 
-    def __init__(self, run_dir: Path, out: IO[str] = sys.stdout) -> None:
-        self.path = run_dir / LOG_FILE
+    def __init__(self, path: Path, out: IO[str] = sys.stdout) -> None:
+        self.path = path  # RunDir.log_path
         self.out = out
         self._file: IO[str] | None = None
         self.stream: IO[str] = out

@@ -22,7 +22,7 @@ def test_both_slots_keep_running_trials_when_the_second_actor_starts_late(
     # one slot would run every trial.
     config = {
         "name": "late-actor",
-        "trainable": "tests.runner.slow_start:short",
+        "trainable": "tests._raycompat.slow_start:short",
         "metric": "loss",
         "mode": "min",
         "space": {"x": {"type": "uniform", "low": 0, "high": 1}},
@@ -36,7 +36,7 @@ def test_both_slots_keep_running_trials_when_the_second_actor_starts_late(
         LOCK_ENV: str(tmp_path / "first-import.lock"),
         SLOW_ENV: "2",
         # Ray's workers import it before they accept work: the actor is slow to start.
-        "RAY_preload_python_modules": "tests.runner.slow_start",
+        "RAY_preload_python_modules": "tests._raycompat.slow_start",
     }
     done = sweep_cli("run", "--config", str(path), "--storage", str(tmp_path / "runs"), env=env)
     assert done.returncode == 0, done.stdout + done.stderr

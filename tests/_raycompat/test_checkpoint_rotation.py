@@ -14,9 +14,9 @@ from ray.train._internal import checkpoint_manager
 from ray.train._internal.storage import _delete_fs_path
 from ray.tune.execution.experiment_state import _ExperimentCheckpointManager
 
-from raysweep.runner.checkpoint_rotation import DeferredDeletions, deferred_rotation
-from raysweep.runner.snapshots import cheap_snapshots
-from raysweep.runner.trial_rows import TrialRowsLogger
+from raysweep._raycompat.checkpoint_rotation import DeferredDeletions, deferred_rotation
+from raysweep._raycompat.snapshots import cheap_snapshots
+from raysweep._raycompat.trial_rows import TrialRowsLogger
 
 LOCAL = pyarrow.fs.LocalFileSystem()
 

@@ -16,7 +16,7 @@ from ray.tune.registry import (
     register_trainable,
 )
 
-from raysweep.runner.registry_cache import memoized_registry
+from raysweep._raycompat.registry_cache import memoized_registry
 
 NAME = "registry_cache_probe"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from raysweep.runner.repair import drop_untracked_checkpoints, truncate_rows
+from raysweep._raycompat.repair import drop_untracked_checkpoints, truncate_rows
 
 
 def write_rows(path: Path, iterations: list[int], torn: bool = False) -> str:

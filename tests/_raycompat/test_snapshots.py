@@ -16,7 +16,7 @@ from ray.tune.execution.tune_controller import TuneController
 from ray.tune.logger import JsonLoggerCallback
 from ray.tune.utils.serialization import TuneFunctionEncoder
 
-from raysweep.runner.snapshots import IncrementalUploader, cheap_snapshots, upload_changed
+from raysweep._raycompat.snapshots import IncrementalUploader, cheap_snapshots, upload_changed
 
 LOCAL = pyarrow.fs.LocalFileSystem()
 

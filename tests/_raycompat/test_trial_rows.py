@@ -14,8 +14,8 @@ from ray.train._internal.session import _TrainingResult
 from ray.train._internal.storage import StorageContext
 from ray.tune.experiment import Trial
 
-from raysweep.runner.snapshots import cheap_snapshots
-from raysweep.runner.trial_rows import TrialRowsLogger, remote_copy_is_newer
+from raysweep._raycompat.snapshots import cheap_snapshots
+from raysweep._raycompat.trial_rows import TrialRowsLogger, remote_copy_is_newer
 
 ROW = '{"training_iteration": 1}\n'
 

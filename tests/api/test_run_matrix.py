@@ -11,7 +11,7 @@ import pytest
 
 from raysweep import api
 from raysweep.report.records import SweepResult
-from raysweep.views import load_result
+from raysweep.rundir import RunDir
 
 Spaces = dict[str, dict[str, Any]]  # algorithm -> space, the quadratic_spaces fixture
 SCHEDULERS: dict[str, dict[str, Any]] = {
@@ -49,7 +49,7 @@ def run(tmp_path: Path, config: Path) -> tuple[int, SweepResult, str]:
     out = io.StringIO()
     code = api.run_sweep(api.RunOptions(config=config, storage=tmp_path / "runs"), out=out)
     name = json.loads(config.read_text())["name"]
-    return code, load_result(tmp_path / "runs" / name), out.getvalue()
+    return code, RunDir(tmp_path / "runs" / name).read_results(), out.getvalue()
 
 
 @pytest.mark.parametrize("scheduler", sorted(SCHEDULERS))

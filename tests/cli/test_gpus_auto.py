@@ -14,8 +14,7 @@ from raysweep import api
 from raysweep.config.load import parse_spec
 from raysweep.gpu.allocation import GPUPlan
 from raysweep.gpu.inventory import read_inventory
-from raysweep.runlog import LOG_FILE
-from raysweep.runner.autogpu import GPU_AUTO_FILE, PROBE_DIR
+from raysweep.rundir import RunDir
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 HAS_GPU = read_inventory().available
@@ -105,7 +104,7 @@ def test_allow_cpu_falls_back_and_records_it(tmp_path: Path, sweep_cli: CliRunne
     assert any(
         "resources.gpus_per_trial=auto" in w and "--allow-cpu given" in w for w in repro["warnings"]
     )
-    assert not (run_dir / GPU_AUTO_FILE).exists() and not (run_dir / PROBE_DIR).exists()
+    assert not RunDir(run_dir).packing_path.exists() and not RunDir(run_dir).probe_dir.exists()
     results = json.loads((run_dir / "results.json").read_text())
     assert [t["status"] for t in results["trials"]] == ["completed", "completed"]
     assert all(t["gpu_ids"] == [] for t in results["trials"])
@@ -135,7 +134,7 @@ def test_auto_probes_and_packs_torch_mlp_on_a_gpu(tmp_path: Path, sweep_cli: Cli
                 "--gpus", "0")  # fmt: skip
     assert ran.returncode == 0, ran.stdout + ran.stderr
     run_dir = tmp_path / "mlp-auto"
-    record = json.loads((run_dir / GPU_AUTO_FILE).read_text())
+    record = json.loads(RunDir(run_dir).packing_path.read_text())
     assert record["trials_per_gpu"] > 1
     assert record["gpus_per_trial"] == pytest.approx(1 / record["trials_per_gpu"], abs=1e-4)
     assert record["probe_peak_mb"] > 0 and record["gpu_total_mb"] > record["probe_peak_mb"]
@@ -146,17 +145,17 @@ def test_auto_probes_and_packs_torch_mlp_on_a_gpu(tmp_path: Path, sweep_cli: Cli
     assert repro["gpu_plan"]["gpus_per_trial"] == record["gpus_per_trial"]
     spec = json.loads((run_dir / "spec.json").read_text())["spec"]
     assert spec["resources"]["gpus_per_trial"] == "auto"
-    log = (run_dir / LOG_FILE).read_text()
+    log = RunDir(run_dir).log_path.read_text()
     assert f"-> {record['trials_per_gpu']} trials per GPU" in log
     results = json.loads((run_dir / "results.json").read_text())
     assert [t["status"] for t in results["trials"]] == ["completed"] * 4
     assert all(t["gpu_ids"] == ["0"] for t in results["trials"])
 
-    probe_mtime = (run_dir / GPU_AUTO_FILE).stat().st_mtime_ns
+    probe_mtime = RunDir(run_dir).packing_path.stat().st_mtime_ns
     more = sweep_cli("resume", str(run_dir), "--num-samples", "6", "--gpus", "0")
     assert more.returncode == 0, more.stdout + more.stderr
     assert "[recorded in gpu_auto.json]" in more.stdout and "probing" not in more.stdout
-    assert (run_dir / GPU_AUTO_FILE).stat().st_mtime_ns == probe_mtime
+    assert RunDir(run_dir).packing_path.stat().st_mtime_ns == probe_mtime
     assert json.loads((run_dir / "repro.json").read_text())["gpus_per_trial_auto"] == record
 
     rerun = sweep_cli("repro", str(run_dir))

@@ -14,8 +14,7 @@ import pytest
 
 from raysweep import api, cli
 from raysweep.errors import ConfigError
-from raysweep.runlog import LOG_FILE
-from raysweep.views import load_result
+from raysweep.rundir import RunDir
 
 pytestmark = pytest.mark.slow
 
@@ -48,7 +47,7 @@ def snapshot(run_dir: Path) -> dict[str, str]:
     return {
         str(p.relative_to(run_dir)): hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted(run_dir.rglob("*"))
-        if p.is_file() and p.name != LOG_FILE
+        if p.is_file() and p.name != RunDir(run_dir).log_path.name
     }
 
 
@@ -70,7 +69,7 @@ def test_repro_best_trial_of_user_sweep_matches(
     assert f"Rerunning trial {best}" in repro.stdout
     assert "Token authentication is enabled" not in repro.stdout + repro.stderr  # Ray's notice
     assert snapshot(run_dir) == before
-    log = (run_dir / LOG_FILE).read_text()
+    log = RunDir(run_dir).log_path.read_text()
     assert "match" in log and f"Rerunning trial {best}" in log
 
 
@@ -86,7 +85,7 @@ def test_unknown_trial_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="--trial: no trial 'nosuch'"):
         api.rerun_trial(run_dir, "nosuch")
     assert cli.main(["repro", str(run_dir), "--trial", "nosuch"]) == 2
-    assert not (run_dir / LOG_FILE).exists()
+    assert not RunDir(run_dir).log_path.exists()
 
 
 def test_tampered_metric_is_a_mismatch(
@@ -119,7 +118,7 @@ def test_trial_stopped_early_reruns_to_its_iteration(
         "scheduler": {"type": "asha", "max_t": 4, "grace_period": 1, "reduction_factor": 2},
     }
     run_dir = run_in_process(tmp_path, data)
-    stopped = [t for t in load_result(run_dir).trials if t.iterations < 4]
+    stopped = [t for t in RunDir(run_dir).read_results().trials if t.iterations < 4]
     assert stopped, "ASHA stopped no trial early"
     code, output = repro_in_process(run_dir, stopped[0].trial_id)
     assert code == 0, output

@@ -10,14 +10,10 @@ import pytest
 
 from raysweep.config.load import parse_spec, spec_to_json
 from raysweep.config.schema import SweepSpec, UnresolvedGpusError
+from raysweep.driver.gpu_probe import _probe_trial, packing_cap
 from raysweep.errors import ResumeError
-from raysweep.runner.autogpu import (
-    GPU_AUTO_FILE,
-    _probe_trial,
-    packing_cap,
-    read_packing,
-    recorded_spec,
-)
+from raysweep.gpu.planning import recorded_spec
+from raysweep.rundir import RunDir
 
 
 def make_spec(cpus: int = 1, max_concurrent: int | None = None) -> SweepSpec:
@@ -58,24 +54,25 @@ def test_packing_cap(
 
 def test_recorded_packing_resolves_auto(tmp_path: Path) -> None:
     spec = make_spec()
-    assert read_packing(tmp_path) is None
-    assert recorded_spec(spec, tmp_path) is spec  # nothing recorded: still "auto"
+    run = RunDir(tmp_path)
+    assert run.read_packing() is None
+    assert recorded_spec(spec, run) is spec  # nothing recorded: still "auto"
     with pytest.raises(UnresolvedGpusError):
         _ = spec.resources.gpus_per_trial
-    (tmp_path / GPU_AUTO_FILE).write_text(json.dumps({"gpus_per_trial": 0.125}))
-    resolved = recorded_spec(spec, tmp_path)
+    run.packing_path.write_text(json.dumps({"gpus_per_trial": 0.125}))
+    resolved = recorded_spec(spec, run)
     assert resolved.resources.gpus_per_trial == 0.125
     assert not resolved.resources.gpus_auto
     assert spec_to_json(spec)["resources"]["gpus_per_trial"] == "auto"  # the original is kept
     number = spec.with_gpus_per_trial(0.5)
-    assert recorded_spec(number, tmp_path) is number  # a number is never replaced
+    assert recorded_spec(number, run) is number  # a number is never replaced
 
 
 @pytest.mark.parametrize("content", ['{"trials_per_gpu": 4}', '{"gpus_per_trial": 0}', "{"])
 def test_corrupt_record_is_a_resume_error(tmp_path: Path, content: str) -> None:
-    (tmp_path / GPU_AUTO_FILE).write_text(content)
+    RunDir(tmp_path).packing_path.write_text(content)
     with pytest.raises(ResumeError, match=r"gpu_auto\.json is unreadable or corrupt"):
-        recorded_spec(make_spec(), tmp_path)
+        recorded_spec(make_spec(), RunDir(tmp_path))
 
 
 def test_probe_trial_is_read_from_trial_info(tmp_path: Path) -> None:
@@ -87,24 +84,26 @@ def test_probe_trial_is_read_from_trial_info(tmp_path: Path) -> None:
     assert _probe_trial(path) is None
 
 
-def test_probe_tuner_runs_the_first_trial_alone_on_a_whole_gpu(
+def test_probe_options_run_the_first_trial_alone_on_a_whole_gpu(
     ray_session: None, tmp_path: Path
 ) -> None:
     """On Ray's logical GPUs: one trial, one whole GPU, stopped after the probe's iterations."""
-    from raysweep.runner.autogpu import PROBE_ITERATIONS, probe_tuner
-    from raysweep.trainables.wrapper import TRIAL_INFO_FILE
+    from raysweep.driver.fit import run_tuner
+    from raysweep.driver.gpu_probe import probe_options
+    from raysweep.gpu.planning import PROBE_ITERATIONS
 
     data = spec_to_json(make_spec())
     data["space"]["steps"] = 50
     data["scheduler"] = {"type": "asha", "max_t": 50, "grace_period": 1}
     spec = parse_spec(data)
-    probe_dir = tmp_path / "gpu_probe"
-    grid = probe_tuner(spec, probe_dir, None, None).fit()
-    assert len(grid) == 1 and grid[0].error is None
-    assert grid[0].metrics["training_iteration"] == PROBE_ITERATIONS
-    found = _probe_trial(probe_dir / TRIAL_INFO_FILE)
+    run, probe = RunDir(tmp_path), RunDir(RunDir(tmp_path).probe_dir)
+    probe.path.mkdir()
+    trials = run_tuner(spec.with_gpus_per_trial(1.0), probe_options(spec, probe.path, None, None))
+    assert len(trials) == 1 and str(trials[0].status) == "TERMINATED"
+    assert trials[0].last_result["training_iteration"] == PROBE_ITERATIONS
+    found = _probe_trial(probe.trial_info_path)
     assert found is not None and found[1] in range(4)
-    records = [json.loads(line) for line in (probe_dir / TRIAL_INFO_FILE).open()]
+    records = probe.read_trial_info()
     assert [r["gpu_ids"] for r in records if r["event"] == "start"] == [[str(found[1])]]
-    assert (probe_dir / "tune").is_dir()
-    assert not (tmp_path / TRIAL_INFO_FILE).exists()  # the run's own file is left alone
+    assert (probe.path / "tune").is_dir()
+    assert not run.trial_info_path.exists()  # the run's own file is left alone

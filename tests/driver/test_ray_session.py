@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from raysweep.runner.execute import RayOptions, start_ray, stop_ray
+from raysweep.driver.ray_session import RayOptions, start_ray, stop_ray
 
 from ..conftest import REPO
 
@@ -19,7 +19,7 @@ STOP_SCRIPT = textwrap.dedent(
     import json, time
     import ray
     from ray._private import worker
-    from raysweep.runner.execute import RayOptions, start_ray, stop_ray
+    from raysweep.driver.ray_session import RayOptions, start_ray, stop_ray
 
     start_ray(RayOptions(num_cpus=1))
     pids = {kind: [i.process.pid for i in infos]

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from raysweep.views import load_result
+from raysweep.rundir import RunDir
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 Overlap = Callable[[list[tuple[float, float]]], int]
@@ -95,7 +95,7 @@ def run_completed_on_gpu0(tmp_path: Path, sweep_cli: CliRunner, data: dict[str, 
     """Run ``data`` on GPU 0; every trial completes there, its process seen on the GPU."""
     with gpu_processes() as seen:
         run_dir = run_on_gpu0(tmp_path, sweep_cli, data)
-    result = load_result(run_dir)
+    result = RunDir(run_dir).read_results()
     assert [t.status for t in result.trials] == ["completed"] * data["search"]["num_samples"]
     assert all(t.gpu_ids == ["0"] and t.best_metric is not None for t in result.trials)
     pids = {pid for run in trial_starts(run_dir).values() for pid in run}
@@ -161,7 +161,7 @@ def test_memory_guard_fails_the_greedy_trial_alone(
         "seed": 9,
     }
     run_dir = run_on_gpu0(tmp_path, sweep_cli, data)
-    result = load_result(run_dir)
+    result = RunDir(run_dir).read_results()
     by_status: dict[str, list[Any]] = {}
     for trial in result.trials:
         by_status.setdefault(trial.status, []).append(trial)
@@ -213,7 +213,7 @@ def test_lightgbm_on_the_gpu_trains_or_explains(tmp_path: Path, sweep_cli: CliRu
     path = tmp_path / "lgb.json"
     path.write_text(json.dumps(data))
     ran = sweep_cli("run", "--config", str(path), "--storage", str(tmp_path), "--gpus", "0")
-    (trial,) = load_result(tmp_path / data["name"]).trials
+    (trial,) = RunDir(tmp_path / data["name"]).read_results().trials
     if trial.status == "completed":
         assert ran.returncode == 0 and trial.gpu_ids == ["0"]
     else:
@@ -247,7 +247,7 @@ def test_torch_mlp_trains_data_parallel_across_two_gpus(
     ran = sweep_cli("run", "--config", str(path), "--storage", str(tmp_path), "--gpus", "0,1")
     assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
     run_dir = tmp_path / data["name"]
-    trials = load_result(run_dir).trials
+    trials = RunDir(run_dir).read_results().trials
     assert [t.status for t in trials] == ["completed", "completed"]
     assert all(sorted(t.gpu_ids) == ["0", "1"] for t in trials)
     metas = [json.loads(p.read_text()) for p in run_dir.rglob("raysweep_checkpoint.json")]

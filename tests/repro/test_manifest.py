@@ -17,6 +17,7 @@ from raysweep.gpu.allocation import GPUPlan
 from raysweep.repro import manifest
 from raysweep.repro.gbm_params import CATBOOST_GPU_WARNING
 from raysweep.repro.seeds import trial_seed_for
+from raysweep.rundir import RunDir
 
 REPO = Path(__file__).resolve().parents[2]
 CPU_PLAN = GPUPlan(physical_ids=(), num_gpus=0, cpu_fallback=False)
@@ -37,9 +38,9 @@ def test_manifest_has_every_field(
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
     monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
     spec = make_spec(reproducibility={"strict": True, "batch_size": 6})
-    written = manifest.write_manifest(tmp_path, spec, CPU_PLAN)
-    data = json.loads((tmp_path / manifest.REPRO_FILE).read_text())
-    assert data == json.loads(json.dumps(written)) == manifest.read_manifest(tmp_path)
+    written = manifest.write_manifest(RunDir(tmp_path), spec, CPU_PLAN)
+    data = json.loads(RunDir(tmp_path).manifest_path.read_text())
+    assert data == json.loads(json.dumps(written)) == RunDir(tmp_path).read_manifest()
     assert data["master_seed"] == 42
     assert data["spec_sha256"] == spec_hash(spec)
     assert data["reproducibility"]["strict"] is True
@@ -136,10 +137,10 @@ def test_warnings_for_timing_dependent_searchers_and_schedulers(make_spec: MakeS
 
 
 def test_rewrite_keeps_earlier_manifests(tmp_path: Path, make_spec: MakeSpec) -> None:
-    first = manifest.write_manifest(tmp_path, make_spec(), CPU_PLAN)
-    manifest.write_manifest(tmp_path, make_spec(), CPU_PLAN)
-    third = manifest.write_manifest(tmp_path, make_spec(seed=43), CPU_PLAN)
-    data = manifest.read_manifest(tmp_path)
+    first = manifest.write_manifest(RunDir(tmp_path), make_spec(), CPU_PLAN)
+    manifest.write_manifest(RunDir(tmp_path), make_spec(), CPU_PLAN)
+    third = manifest.write_manifest(RunDir(tmp_path), make_spec(seed=43), CPU_PLAN)
+    data = RunDir(tmp_path).read_manifest()
     assert data["master_seed"] == 43 == third["master_seed"]
     assert [m["master_seed"] for m in data["previous"]] == [42, 42]
     assert data["previous"][0] == json.loads(json.dumps(first))
@@ -149,13 +150,13 @@ def test_rewrite_keeps_earlier_manifests(tmp_path: Path, make_spec: MakeSpec) ->
 def test_gpus_auto_is_pending_then_recorded(tmp_path: Path, make_spec: MakeSpec) -> None:
     spec = make_spec(resources={"gpus_per_trial": "auto"})
     plan = GPUPlan(physical_ids=(0,), num_gpus=1, cpu_fallback=False)
-    manifest.write_manifest(tmp_path, spec, plan)
-    data = manifest.read_manifest(tmp_path)
+    manifest.write_manifest(RunDir(tmp_path), spec, plan)
+    data = RunDir(tmp_path).read_manifest()
     assert data["gpu_plan"]["gpus_per_trial"] == "auto"
     assert data[manifest.GPUS_AUTO_KEY] is None
     record = {"gpus_per_trial": 0.125, "trials_per_gpu": 8, "warnings": ["probe note"]}
-    manifest.record_gpus_auto(tmp_path, record)
-    data = manifest.read_manifest(tmp_path)
+    manifest.record_gpus_auto(RunDir(tmp_path), record)
+    data = RunDir(tmp_path).read_manifest()
     assert data["gpu_plan"]["gpus_per_trial"] == 0.125
     assert data[manifest.GPUS_AUTO_KEY] == record
     assert data["warnings"][-1] == "probe note"

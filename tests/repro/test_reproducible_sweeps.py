@@ -14,7 +14,7 @@ import pytest
 
 from raysweep.report.records import SweepResult
 from raysweep.repro.seeds import trial_seed_for
-from raysweep.views import load_result
+from raysweep.rundir import RunDir
 
 pytestmark = pytest.mark.slow
 RunSweep = Callable[[Path, dict[str, Any]], SweepResult]
@@ -44,7 +44,7 @@ def config(name: str, algorithm: str, space: dict[str, Any], **extra: Any) -> di
 @pytest.fixture(scope="module")
 def run_sweep(run_in_process: Callable[[Path, dict[str, Any]], Path]) -> RunSweep:
     """Runs sweep.json data in this process (see ``run_in_process``) and loads its results."""
-    return lambda tmp_path, data: load_result(run_in_process(tmp_path, data))
+    return lambda tmp_path, data: RunDir(run_in_process(tmp_path, data)).read_results()
 
 
 def fingerprint(result: SweepResult) -> list[tuple[Any, ...]]:
@@ -197,7 +197,7 @@ def test_torch_mlp_on_cuda_repeats_in_deterministic_mode(
         ran = sweep_cli("run", "--config", str(path), "--storage", str(tmp_path),
                         "--name", name, "--gpus", "0")  # fmt: skip
         assert ran.returncode == 0, ran.stdout + ran.stderr
-        results.append(load_result(tmp_path / name))
+        results.append(RunDir(tmp_path / name).read_results())
     assert fingerprint(results[0]) == fingerprint(results[1])
     assert all(t.gpu_ids == ["0"] for t in results[0].trials)
     manifest = json.loads((tmp_path / "a" / "repro.json").read_text())

@@ -14,7 +14,7 @@ from ray.tune.schedulers import HyperBandScheduler, TrialScheduler
 
 from raysweep.config.load import parse_spec
 from raysweep.config.schema import HyperbandScheduler as HyperbandConfig
-from raysweep.runner.session import (
+from raysweep.driver.notices import (
     hyperband_concurrency_warning,
     hyperband_searcher_warning,
 )

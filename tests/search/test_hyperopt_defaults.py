@@ -7,9 +7,8 @@ from typing import Any
 from ray import tune
 
 from raysweep.config.load import parse_spec
-from raysweep.runner.build import build_searcher
-from raysweep.runner.searchalg import innermost
 from raysweep.search.hyperopt import N_INITIAL_POINTS, make_hyperopt
+from raysweep.tuner.search_alg import build_searcher, innermost
 
 from ..conftest import small_sweep_data
 

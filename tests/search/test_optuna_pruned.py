@@ -9,9 +9,8 @@ import optuna
 from ray import tune
 
 from raysweep.config.load import parse_spec
-from raysweep.runner.build import build_searcher
-from raysweep.runner.searchalg import innermost
 from raysweep.search.optuna import make_optuna
+from raysweep.tuner.search_alg import build_searcher, innermost
 
 from ..conftest import small_sweep_data
 

@@ -17,9 +17,9 @@ from ray.tune.search.search_generator import SearchGenerator
 
 from raysweep.config.load import parse_spec
 from raysweep.errors import ConfigError
-from raysweep.runner.build import build_searcher
 from raysweep.search.indexed import INDEX_KEY, IndexedSearcher
 from raysweep.search.strict import BatchedSearcher
+from raysweep.tuner.search_alg import build_searcher
 
 SPACE: dict[str, Any] = {
     "x": {"type": "uniform", "low": 0, "high": 6},

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from raysweep.config.load import parse_spec
-from raysweep.runner.searchalg import default_concurrency
+from raysweep.tuner.search_alg import default_concurrency
 
 
 def spec(scheduler: dict[str, Any], num_samples: int = 30) -> Any:

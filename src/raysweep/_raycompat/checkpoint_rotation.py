@@ -9,7 +9,7 @@ of the driver's work (BENCHMARKS.md, "Cheaper snapshots").
 
 While ``deferred_rotation()`` is active, a deletion Ray asks for waits until a
 snapshot taken after the request has been copied to the run directory
-(``runner/snapshots.py`` reports each copy), and Ray forces no snapshot. Every
+(``_raycompat/snapshots.py`` reports each copy), and Ray forces no snapshot. Every
 snapshot in the run directory then names checkpoints that exist, at any moment
 a ``kill -9`` may come; the deletions come at most one snapshot period late.
 """

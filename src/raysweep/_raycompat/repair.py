@@ -37,8 +37,8 @@ from typing import Any
 
 import pyarrow.fs
 
+from raysweep._raycompat.experiment_state import FINAL_STATUSES, newest_state_file
 from raysweep.jsonio import write_text_atomic
-from raysweep.runner.experiments import FINAL_STATUSES, newest_state_file
 
 ITER = "training_iteration"
 
@@ -156,7 +156,7 @@ def _drop_rows_after(exp_dir: Path, trial: dict[str, Any], meta_json: str) -> in
 def drop_untracked_checkpoints(exp_dir: Path, trial: dict[str, Any], meta_json: str) -> list[str]:
     """Delete the trial's checkpoint directories its snapshot does not track; returns their names.
 
-    Deletions held back until a snapshot was stored (``runner/checkpoint_rotation.py``),
+    Deletions held back until a snapshot was stored (``_raycompat/checkpoint_rotation.py``),
     checkpoints caught up past (``_catch_up`` tracks only the newest) and ones still
     being written at a ``kill -9`` are on disk but in no checkpoint manager: Ray
     would never rotate them away, and nothing restores from them.

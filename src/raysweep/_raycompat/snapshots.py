@@ -18,9 +18,9 @@ While ``cheap_snapshots()`` is active:
   state) every time and a file in a trial's directory only when its size,
   modification time or inode changed since it was last copied, each through a
   temporary name and a rename; files whose writer appends to the run directory
-  itself (``runner/trial_rows.py``) are left to it;
+  itself (``_raycompat/trial_rows.py``) are left to it;
 - checkpoint rotation waits for stored snapshots and forces none
-  (``runner/checkpoint_rotation.py``).
+  (``_raycompat/checkpoint_rotation.py``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from raysweep.runner import checkpoint_rotation
+from raysweep._raycompat import checkpoint_rotation
 
 Signature = tuple[int, int, int]  # size, mtime_ns, inode
 _TMP_SUFFIX = ".raysweep-tmp"

@@ -17,12 +17,12 @@ after that point (a retry per ``max_failures`` after a failure past its last
 checkpoint) are cut before it appends again, with the whole file kept as
 ``result.json.orig``, so that every iteration appears once.
 
-Inside ``runner/snapshots.py``'s ``cheap_snapshots()`` and with a run directory
+Inside ``_raycompat/snapshots.py``'s ``cheap_snapshots()`` and with a run directory
 on the local filesystem, every row is also appended to the run directory's copy
 as it is written, and the snapshot copies leave that file alone. A ``kill -9``
 then finds every reported row there, with the name of every checkpoint
 registered, instead of the rows of the last snapshot: a resume continues from
-the trial's newest checkpoint (``runner/repair.py``).
+the trial's newest checkpoint (``_raycompat/repair.py``).
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from ray.tune.logger import JsonLoggerCallback
 from ray.tune.result import EXPR_RESULT_FILE
 from ray.tune.utils.util import SafeFallbackEncoder
 
-from raysweep.runner.repair import ITER, truncate_rows
-from raysweep.runner.snapshots import direct_uploader
+from raysweep._raycompat.repair import ITER, truncate_rows
+from raysweep._raycompat.snapshots import direct_uploader
 
 
 def remote_copy_is_newer(local_size: int | None, remote_size: int | None) -> bool:

@@ -13,13 +13,16 @@ import json
 import math
 import shutil
 from collections.abc import Mapping
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from raysweep._raycompat.interrupt import StopCallback
 from raysweep.config.schema import SweepSpec
-from raysweep.errors import GPUError, ResumeError, SweepError
+from raysweep.driver.fit import run_tuner
+from raysweep.driver.signals import GracefulStop
+from raysweep.errors import GPUError, SweepError
+from raysweep.gpu.allocation import GPUPlan
 from raysweep.gpu.autopack import (
     DEFAULT_HEADROOM,
     MAX_TRIALS_PER_GPU,
@@ -30,41 +33,13 @@ from raysweep.gpu.autopack import (
     describe,
     packing_record,
 )
-from raysweep.jsonio import read_json, write_json_atomic
+from raysweep.gpu.planning import PROBE_SECONDS, probe_iterations
 from raysweep.repro.manifest import record_gpus_auto
+from raysweep.rundir import PROBE_DIR, RunDir
+from raysweep.runlog import RunLog
+from raysweep.tuner.build import TIME_ATTR, BuildOptions
 
-if TYPE_CHECKING:
-    from raysweep.gpu.allocation import GPUPlan
-    from raysweep.runlog import RunLog
-    from raysweep.runner.signals import GracefulStop
-
-GPU_AUTO_FILE = "gpu_auto.json"
-PROBE_DIR = "gpu_probe"
-PROBE_ITERATIONS = 3
-PROBE_SECONDS = 30.0
 PROBE_BUDGET_S = 180.0  # the whole probe, worker start-up included
-
-
-def read_packing(run_dir: Path) -> dict[str, Any] | None:
-    """The packing recorded in ``run_dir/gpu_auto.json`` (None when there is none)."""
-    path = run_dir / GPU_AUTO_FILE
-    if not path.is_file():
-        return None
-    try:
-        record = dict(read_json(path))
-        if not 0 < float(record["gpus_per_trial"]) <= 1:
-            raise ValueError(f"gpus_per_trial {record['gpus_per_trial']} is not in (0, 1]")
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ResumeError(
-            f"{path} is unreadable or corrupt ({type(exc).__name__}: {exc})"
-        ) from None
-    return record
-
-
-def recorded_spec(spec: SweepSpec, run_dir: Path) -> SweepSpec:
-    """``spec`` with "auto" replaced by the run's recorded packing, when it has one."""
-    record = read_packing(run_dir) if spec.resources.gpus_auto else None
-    return spec if record is None else spec.with_gpus_per_trial(float(record["gpus_per_trial"]))
 
 
 def packing_cap(spec: SweepSpec, num_gpus: int, cluster: Mapping[str, Any]) -> int:
@@ -78,7 +53,7 @@ def packing_cap(spec: SweepSpec, num_gpus: int, cluster: Mapping[str, Any]) -> i
 
 def resolve_gpus_auto(
     spec: SweepSpec,
-    run_dir: Path,
+    run: RunDir,
     gpu_plan: GPUPlan,
     visible: str | None,
     cluster: Mapping[str, Any],
@@ -93,17 +68,17 @@ def resolve_gpus_auto(
         return spec
     if gpu_plan.cpu_fallback:
         return spec.with_gpus_per_trial(0.0)
-    record = read_packing(run_dir)
+    record = run.read_packing()
     if record is not None:
         log.print(
             f"gpus_per_trial auto: {float(record['gpus_per_trial']):g} GPU per trial, as the "
-            f"run's probe chose [recorded in {GPU_AUTO_FILE}]"
+            f"run's probe chose [recorded in {run.packing_path.name}]"
         )
         return spec.with_gpus_per_trial(float(record["gpus_per_trial"]))
     if not gpu_plan.physical_ids:
         raise GPUError("resources.gpus_per_trial=auto: no local GPU to probe on")
     cap = packing_cap(spec, gpu_plan.num_gpus, cluster)
-    reading = probe_memory(spec, run_dir, gpu_plan, visible, log, stop)
+    reading = probe_memory(spec, run, gpu_plan, visible, log, stop)
     if reading is None:
         return None
     peak, _ = reading.peak()
@@ -114,8 +89,8 @@ def resolve_gpus_auto(
         )
     packing = choose_packing(peak, reading.gpu_free_mb, DEFAULT_HEADROOM, cap)
     record = packing_record(reading, packing, DEFAULT_HEADROOM, cap)
-    write_json_atomic(run_dir / GPU_AUTO_FILE, record)
-    record_gpus_auto(run_dir, record)
+    run.write_packing(record)
+    record_gpus_auto(run, record)
     log.print(describe(record))
     for warning in record["warnings"]:
         log.print(f"warning: {warning}")
@@ -124,83 +99,51 @@ def resolve_gpus_auto(
 
 def probe_memory(
     spec: SweepSpec,
-    run_dir: Path,
+    run: RunDir,
     gpu_plan: GPUPlan,
     visible: str | None,
     log: RunLog,
     stop: GracefulStop,
 ) -> ProbeReading | None:
     """Run one trial alone on a whole GPU and measure it; None when a signal stopped it."""
-    from raysweep.runner.execute import run_fit
-    from raysweep.trainables.wrapper import TRIAL_INFO_FILE
-
-    probe_dir = run_dir / PROBE_DIR
+    probe_dir = run.probe_dir
     shutil.rmtree(probe_dir, ignore_errors=True)  # what an interrupted probe left
-    tuner = probe_tuner(spec, probe_dir, visible, stop)
+    probe_dir.mkdir(parents=True, exist_ok=True)
+    options = probe_options(spec, probe_dir, visible, stop)
     log.print(
         f"gpus_per_trial auto: probing one trial alone on a whole GPU (up to "
         f"{probe_iterations(spec)} iteration(s) or {PROBE_SECONDS:.0f} s) in {PROBE_DIR}/"
     )
-    finder = partial(_probe_trial, probe_dir / TRIAL_INFO_FILE)
+    finder = partial(_probe_trial, RunDir(probe_dir).trial_info_path)
     with MemorySampler(gpu_plan.physical_ids, finder, probe_dir / TORCH_PEAK_FILE) as sampler:
-        stop.in_fit = True
-        try:
-            grid = run_fit(tuner)
-        finally:
-            stop.in_fit = False
+        trials = run_tuner(spec.with_gpus_per_trial(1.0), options)
     if stop.received:
         return None
     reading = sampler.reading()
-    _check_probe(grid, reading)
+    _check_probe(trials, reading)
     return reading
 
 
-def probe_iterations(spec: SweepSpec) -> int:
-    """Iterations the probe trial runs at most."""
-    return min(PROBE_ITERATIONS, spec.iteration_budget or PROBE_ITERATIONS)
-
-
-def probe_tuner(
+def probe_options(
     spec: SweepSpec, probe_dir: Path, visible: str | None, stop: GracefulStop | None
-) -> Any:
-    """A Tuner for the sweep's first trial alone on one whole GPU, under the probe's limits.
+) -> BuildOptions:
+    """The sweep's first trial alone on one whole GPU, under the probe's limits.
 
-    Built by the sweep's own builder (same searcher, seed and trainable), with a FIFO
+    The sweep's own builder (same searcher, seed and trainable), with a FIFO
     scheduler, no retries, and the trial's torch peak written to ``probe_dir``.
     """
-    from ray import tune
-    from ray.tune.schedulers import FIFOScheduler
-
-    from raysweep.runner.build import TIME_ATTR, BuildOptions, build_plan, build_tuner_parts
-    from raysweep.runner.execute import new_tuner
-    from raysweep.runner.signals import StopCallback
-    from raysweep.trainables.wrapper import make_trainable
-
-    probe_dir.mkdir(parents=True, exist_ok=True)
-    whole = spec.with_gpus_per_trial(1.0)
-    parts = build_tuner_parts(
-        whole,
-        BuildOptions(
-            run_dir=probe_dir,
-            driver_visible_devices=visible,
-            callbacks=(StopCallback(stop),),
-            num_samples=1,
-        ),
-    )
-    plan = build_plan(whole, visible, run_dir=probe_dir)
-    plan = replace(plan, memory_probe_path=str(probe_dir / TORCH_PEAK_FILE))
-    parts.trainable = tune.with_resources(
-        make_trainable(plan), {"cpu": whole.resources.cpus_per_trial, "gpu": 1.0}
-    )
-    parts.tune_config = replace(
-        parts.tune_config, scheduler=FIFOScheduler(), time_budget_s=PROBE_BUDGET_S
-    )
-    parts.run_config = replace(
-        parts.run_config,
+    return BuildOptions(
+        run_dir=probe_dir,
+        driver_visible_devices=visible,
+        callbacks=(StopCallback(stop),),
+        num_samples=1,
+        info_path=RunDir(probe_dir).trial_info_path,
+        fifo=True,
+        time_budget_s=PROBE_BUDGET_S,
         stop={TIME_ATTR: probe_iterations(spec), "time_total_s": PROBE_SECONDS},
-        failure_config=tune.FailureConfig(max_failures=0),
+        max_failures=0,
+        memory_probe_path=probe_dir / TORCH_PEAK_FILE,
     )
-    return new_tuner(parts)
 
 
 def _probe_trial(info_path: Path) -> tuple[int, int] | None:
@@ -218,14 +161,16 @@ def _probe_trial(info_path: Path) -> tuple[int, int] | None:
     return None
 
 
-def _check_probe(grid: Any, reading: ProbeReading) -> None:
+def _check_probe(trials: list[Any], reading: ProbeReading) -> None:
     """SweepError when the probe trial failed or was never seen on a GPU."""
-    errors = [r.error for r in grid if r.error is not None]
-    if errors:
-        lines = str(errors[0]).strip().splitlines()
+    failed = [t for t in trials if str(t.status) == "ERROR"]
+    if failed:
+        path = getattr(failed[0], "error_file", None)
+        text = Path(path).read_text(errors="replace") if path and Path(path).is_file() else ""
+        lines = text.strip().splitlines()
         raise SweepError(
             "resources.gpus_per_trial=auto: the probe trial failed, so no packing was chosen: "
-            f"{lines[-1] if lines else type(errors[0]).__name__}; fix the trainable or set "
+            f"{lines[-1] if lines else 'no error text'}; fix the trainable or set "
             "resources.gpus_per_trial to a number"
         )
     if reading.gpu_index is None:

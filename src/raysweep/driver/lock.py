@@ -10,8 +10,6 @@ from typing import IO
 
 from raysweep.errors import LockError
 
-LOCK_FILE = ".lock"
-
 
 class RunLock:
     """Exclusive, process-lifetime lock on a run directory.
@@ -20,8 +18,8 @@ class RunLock:
     left by a dead driver is taken over; its pid is reported as stale.
     """
 
-    def __init__(self, run_dir: Path) -> None:
-        self.path = run_dir / LOCK_FILE
+    def __init__(self, path: Path) -> None:
+        self.path = path  # RunDir.lock_path
         self.stale_pid: int | None = None
         self._fh: IO[str] | None = None
 
@@ -70,9 +68,12 @@ class RunLock:
         self.release()
 
 
-def check_unlocked(run_dir: Path) -> None:
-    """LockError naming the holder when a live process drives ``run_dir``; writes nothing."""
-    path = run_dir / LOCK_FILE
+def check_unlocked(path: Path) -> None:
+    """LockError naming the holder when a live process holds the lock file ``path``.
+
+    Writes nothing.
+    """
+    run_dir = path.parent
     if not path.is_file():
         return
     with path.open("r", encoding="utf-8") as fh:

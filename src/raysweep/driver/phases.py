@@ -7,20 +7,13 @@ missing or corrupt ``tune/``) leaves every file as it was.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from raysweep.config.load import spec_to_json
 from raysweep.config.schema import SweepSpec
+from raysweep.driver.experiments import check_part, is_finished
 from raysweep.errors import ConfigError, ResumeError
-from raysweep.runner.experiments import (
-    TUNE_DIR,
-    Part,
-    check_part,
-    extension_dir,
-    has_snapshot,
-    is_finished,
-)
+from raysweep.rundir import TUNE_DIR, Part, RunDir, extension_dir
 
 # Fields that may differ from spec.json on resume: run-time settings, not results.
 RUNTIME_FIELDS = ("search.max_concurrent",)
@@ -63,7 +56,7 @@ def spec_changes(old: SweepSpec, new: SweepSpec, ignore: tuple[str, ...] = ()) -
 
 
 def resumed_spec(
-    run_dir: Path,
+    run: RunDir,
     stored: SweepSpec,
     config: SweepSpec | None = None,
     num_samples: int | None = None,
@@ -79,7 +72,7 @@ def resumed_spec(
         changes = spec_changes(stored, config, ignore)
         if changes:
             raise ResumeError(
-                f"cannot resume {run_dir}: the config differs from the run's spec.json in "
+                f"cannot resume {run}: the config differs from the run's spec.json in "
                 f"{len(changes)} field(s):\n  " + "\n  ".join(changes) + "\n"
                 "Nothing was changed. Resume with the original config, or start a new run "
                 "under another --name."
@@ -100,32 +93,32 @@ def resumed_spec(
     return SweepSpec.model_validate(data)
 
 
-def recorded_parts(run_dir: Path, state: dict[str, Any], stored: SweepSpec) -> list[Part]:
+def recorded_parts(run: RunDir, state: dict[str, Any], stored: SweepSpec) -> list[Part]:
     """The run's experiments from state.json (or ``tune/`` alone for older run directories)."""
     if "experiments" in state:
-        return [Part.from_json(p) for p in state["experiments"]]
-    if (run_dir / TUNE_DIR).is_dir():
+        return run.parts(state)
+    if run.experiment_path(TUNE_DIR).is_dir():
         return [Part(TUNE_DIR, stored.total_trials, 0)]
-    if state.get("status") == "completed" or (run_dir / "results.json").is_file():
+    if state.get("status") == "completed" or run.has_results():
         raise ResumeError(
-            f"{run_dir / TUNE_DIR} is missing: Ray Tune's experiment directory is gone. "
+            f"{run.experiment_path(TUNE_DIR)} is missing: Ray Tune's experiment directory is gone. "
             "Nothing was changed."
         )
     return []
 
 
 def plan_phases(
-    run_dir: Path, parts: list[Part], spec: SweepSpec, retry_errored: bool
+    run: RunDir, parts: list[Part], spec: SweepSpec, retry_errored: bool
 ) -> list[Phase]:
     """Restore what is unfinished, then add an extension for any extra trials."""
     for part in parts:
-        check_part(run_dir, part)
+        check_part(run, part)
     phases: list[Phase] = []
     for i, part in enumerate(parts):
         previous = parts[i - 1].dir if i else None
-        if not has_snapshot(run_dir, part):  # killed before Ray's first snapshot: start over
+        if not run.has_snapshot(part):  # killed before Ray's first snapshot: start over
             phases.append(Phase("fit", part, previous))
-        elif not is_finished(run_dir, part, retry_errored):
+        elif not is_finished(run, part, retry_errored):
             phases.append(Phase("restore", part))
     have = sum(p.trials for p in parts)
     if not parts:

@@ -13,8 +13,6 @@ from ray.tune.progress_reporter import TrialProgressCallback
 
 from raysweep.search.indexed import INDEX_KEY
 
-EVENTS_FILE = "trials.jsonl"
-
 
 class ProgressCallback(TrialProgressCallback):
     """Prints one line per finished trial and appends it to ``trials.jsonl``.
@@ -30,7 +28,7 @@ class ProgressCallback(TrialProgressCallback):
 
     def __init__(
         self,
-        run_dir: Path,
+        events_path: Path,
         metric: str,
         mode: str,
         total: int,
@@ -38,7 +36,7 @@ class ProgressCallback(TrialProgressCallback):
         done_before: int = 0,
         best_before: float | None = None,
     ) -> None:
-        self.events_path = run_dir / EVENTS_FILE
+        self.events_path = events_path  # RunDir.events_path
         self.metric = metric
         self.mode = mode
         self.total = total

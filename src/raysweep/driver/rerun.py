@@ -18,11 +18,17 @@ from pathlib import Path
 from typing import IO, Any
 
 from raysweep.config.schema import SweepSpec
+from raysweep.driver.fit import run_tuner
+from raysweep.driver.ray_session import RayOptions, ray_running, ray_session
 from raysweep.errors import ConfigError, SweepError
-from raysweep.jsonio import read_json
+from raysweep.gpu.allocation import GPUPlan, gpu_env
+from raysweep.gpu.planning import plan_gpus, recorded_spec
+from raysweep.report.collect import collect
 from raysweep.report.records import SweepResult, TrialRecord
-
-BEST_CONFIG = "best_config.json"
+from raysweep.repro.determinism import DETERMINISM_ENV
+from raysweep.rundir import RunDir
+from raysweep.runlog import RunLog
+from raysweep.tuner.build import TIME_ATTR, BuildOptions
 
 
 @dataclass(frozen=True)
@@ -47,24 +53,19 @@ class Comparison:
         )
 
 
-def rerun_trial(run_dir: Path, trial_id: str | None, out: IO[str] = sys.stdout) -> int:
-    """Rerun ``trial_id`` (default: the best trial) of ``run_dir``; 0 on a match, 1 otherwise."""
-    from raysweep.api import read_spec
-    from raysweep.runlog import RunLog
-    from raysweep.views import load_result
-
-    run_dir = Path(run_dir).resolve()
-    spec = read_spec(run_dir)
-    result = load_result(run_dir)
-    record = pick_trial(run_dir, result, trial_id)
-    with RunLog(run_dir, out) as log:
+def rerun_trial(run: RunDir, trial_id: str | None, out: IO[str] = sys.stdout) -> int:
+    """Rerun ``trial_id`` (default: the best trial) of ``run``; 0 on a match, 1 otherwise."""
+    spec = run.read_spec()
+    result = run.read_results()
+    record = pick_trial(run, result, trial_id)
+    with RunLog(run.log_path, out) as log:
         log.print(
             f"Rerunning trial {record.trial_id} (#{record.index}, seed {record.seed}) of "
             f"{spec.name!r} for {record.iterations} iteration(s): {spec.trainable}"
         )
-        for warning in _manifest_warnings(run_dir):
+        for warning in run.read_manifest().get("warnings", []):
             log.print(f"note: {warning}")
-        rerun = run_alone(spec, run_dir, record)
+        rerun = run_alone(spec, run, record)
         if rerun.status == "errored":
             lines = (rerun.error or "").strip().splitlines()
             log.print(f"recorded: {spec.metric} last={record.last.get(spec.metric)!r}")
@@ -76,13 +77,14 @@ def rerun_trial(run_dir: Path, trial_id: str | None, out: IO[str] = sys.stdout) 
         return 0 if comparison.matches else 1
 
 
-def pick_trial(run_dir: Path, result: SweepResult, trial_id: str | None) -> TrialRecord:
+def pick_trial(run: RunDir, result: SweepResult, trial_id: str | None) -> TrialRecord:
     """The trial asked for, else best_config.json's, else the best in results.json."""
+    run_dir = run.path
     by_id = {t.trial_id: t for t in result.trials}
     if trial_id is None:
-        best_file = run_dir / BEST_CONFIG
-        if best_file.is_file():
-            trial_id = str(read_json(best_file)["trial_id"])
+        best_file = run.read_best()
+        if best_file is not None:
+            trial_id = str(best_file["trial_id"])
         else:
             best = result.best()
             if best is None:
@@ -105,88 +107,58 @@ def pick_trial(run_dir: Path, result: SweepResult, trial_id: str | None) -> Tria
     return record
 
 
-def run_alone(spec: SweepSpec, run_dir: Path, record: TrialRecord) -> TrialRecord:
+def run_alone(spec: SweepSpec, run: RunDir, record: TrialRecord) -> TrialRecord:
     """Run the recorded trial alone in a temporary directory; its new record.
 
     Starts (and afterwards stops) a local Ray unless this process already has one.
     """
-    import ray
-    from ray import tune
-
-    from raysweep.report.collect import collect
-    from raysweep.repro.determinism import DETERMINISM_ENV
-    from raysweep.repro.manifest import read_manifest
-    from raysweep.runner.build import TIME_ATTR, TunerParts, build_trainable
-    from raysweep.runner.execute import RayOptions, fit, start_ray, stop_ray
-    from raysweep.search.indexed import INDEX_KEY
-
-    cpu_fallback = bool(read_manifest(run_dir).get("gpu_plan", {}).get("cpu_fallback", False))
-    spec = _resolved_gpus(spec, run_dir, cpu_fallback)
-    plan = _gpu_plan(spec, run_dir, record, cpu_fallback)
-    started_here = not ray.is_initialized()
-    if started_here:  # CUDA numbering is fixed when Ray starts, as in `sweep run`
-        from raysweep.gpu.allocation import gpu_env
-
+    cpu_fallback = bool(run.read_manifest().get("gpu_plan", {}).get("cpu_fallback", False))
+    spec = _resolved_gpus(spec, run, cpu_fallback)
+    plan = _gpu_plan(spec, record, cpu_fallback)
+    if not ray_running():  # CUDA numbering is fixed when Ray starts, as in `sweep run`
         os.environ.update(gpu_env(plan))
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    start_ray(
-        RayOptions(
-            num_gpus=plan.num_gpus,
-            env_vars=dict(DETERMINISM_ENV) if spec.reproducibility.deterministic else {},
-        )
+    ray_options = RayOptions(
+        num_gpus=plan.num_gpus,
+        env_vars=dict(DETERMINISM_ENV) if spec.reproducibility.deterministic else {},
     )
-    try:
-        with tempfile.TemporaryDirectory(prefix="raysweep-repro-") as tmp:
-            parts = TunerParts(
-                trainable=build_trainable(spec, visible, plan.cpu_fallback),
-                param_space={**record.config, INDEX_KEY: record.index},
-                tune_config=tune.TuneConfig(
-                    metric=spec.metric, mode=spec.mode, num_samples=1, reuse_actors=False
-                ),
-                run_config=tune.RunConfig(
-                    name="repro",
-                    storage_path=tmp,
-                    stop={TIME_ATTR: record.iterations},
-                    verbose=0,
-                    callbacks=[],
-                    checkpoint_config=tune.CheckpointConfig(
-                        num_to_keep=spec.checkpoint.num_to_keep
-                    ),
-                ),
-            )
-            trials = fit(parts)._experiment_analysis.trials
-            return collect(trials, spec.name, spec.metric, spec.mode, spec.seed).trials[0]
-    finally:
-        if started_here:
-            stop_ray()
+    with ray_session(ray_options), tempfile.TemporaryDirectory(prefix="raysweep-repro-") as tmp:
+        options = BuildOptions(
+            run_dir=Path(tmp),
+            driver_visible_devices=visible,
+            cpu_fallback=plan.cpu_fallback,
+            experiment="repro",
+            fixed_trial=(record.config, record.index),
+            fifo=True,
+            stop={TIME_ATTR: record.iterations},
+            max_failures=0,
+            reuse_actors=False,
+        )
+        trials = run_tuner(spec, options)
+        return collect(trials, spec.name, spec.metric, spec.mode, spec.seed).trials[0]
 
 
-def _resolved_gpus(spec: SweepSpec, run_dir: Path, cpu_fallback: bool) -> SweepSpec:
+def _resolved_gpus(spec: SweepSpec, run: RunDir, cpu_fallback: bool) -> SweepSpec:
     """``gpus_per_trial: "auto"`` as the run resolved it: its recorded packing (no probe)."""
-    from raysweep.runner.autogpu import GPU_AUTO_FILE, recorded_spec
-
     if not spec.resources.gpus_auto:
         return spec
     if cpu_fallback:
         return spec.with_gpus_per_trial(0.0)
-    resolved = recorded_spec(spec, run_dir)
+    resolved = recorded_spec(spec, run)
     if resolved.resources.gpus_auto:
         raise SweepError(
-            f"{run_dir}: resources.gpus_per_trial is 'auto' but the run recorded no packing "
-            f"({GPU_AUTO_FILE} is missing); cannot rerun its trials the same way"
+            f"{run}: resources.gpus_per_trial is 'auto' but the run recorded no packing "
+            f"({run.packing_path.name} is missing); cannot rerun its trials the same way"
         )
     return resolved
 
 
-def _gpu_plan(spec: SweepSpec, run_dir: Path, record: TrialRecord, cpu_fallback: bool) -> Any:
+def _gpu_plan(spec: SweepSpec, record: TrialRecord, cpu_fallback: bool) -> GPUPlan:
     """The GPU plan for the rerun: the trial's own physical GPUs when it had any."""
-    from raysweep.api import RunOptions, plan_gpus
-
     gpus = ",".join(record.gpu_ids) if record.gpu_ids else None
     if spec.resources.gpus_per_trial <= 0 or cpu_fallback:
         gpus = "none"
-    options = RunOptions(config=run_dir / "spec.json", gpus=gpus, allow_cpu=cpu_fallback)
-    return plan_gpus(spec, options)
+    return plan_gpus(spec, gpus, allow_cpu=cpu_fallback)
 
 
 def compare(metric: str, recorded: TrialRecord, rerun: TrialRecord) -> Comparison:
@@ -220,12 +192,6 @@ def format_comparison(c: Comparison) -> list[str]:
     if c.recorded_iterations != c.rerun_iterations:
         diffs.append(f"iterations {c.recorded_iterations} != {c.rerun_iterations}")
     return [*lines, "MISMATCH: " + "; ".join(diffs)]
-
-
-def _manifest_warnings(run_dir: Path) -> list[str]:
-    from raysweep.repro.manifest import read_manifest
-
-    return [str(w) for w in read_manifest(run_dir).get("warnings", [])]
 
 
 def _same(a: Any, b: Any) -> bool:

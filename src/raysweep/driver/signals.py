@@ -1,17 +1,18 @@
-"""Ctrl-C and SIGTERM become Ray Tune's graceful stop: trials stop, state is saved, exit 130.
+"""Ctrl-C and SIGTERM end a run as ``interrupted`` (exit 130, resumable), from the first instant.
 
 Ray Tune's own SIGINT handler (``ray/tune/tune.py::_setup_signal_catching``)
-only covers SIGINT, is installed inside ``tune.run`` (so a signal that arrives
-before it is lost or kills the driver), and ``ray.init`` replaces the SIGTERM
-handler with ``sys.exit``. So raysweep sets ``TUNE_DISABLE_SIGINT_HANDLER=1``
-and owns both signals for the whole command:
+only covers SIGINT and is installed inside ``fit``; ``ray.init`` replaces the
+SIGTERM handler with ``sys.exit``. So raysweep sets
+``TUNE_DISABLE_SIGINT_HANDLER=1``, keeps Ray's SIGTERM handler out
+(``raysweep._raycompat.interrupt``) and owns both signals for the whole command:
 
-- outside ``Tuner.fit`` a signal raises ``KeyboardInterrupt`` (nothing runs yet);
-- inside it the signal is only recorded, and :class:`StopCallback` hands it to
-  Tune's always-installed SIGUSR1 handler at the next controller step, which
-  ends the tuning loop the same way Ctrl-C does (experiment state saved,
-  running trials left resumable);
-- a second signal while stopping raises ``KeyboardInterrupt`` (hard stop).
+- the first signal is only recorded; outside ``Tuner.fit`` the driver calls
+  :meth:`GracefulStop.check` at safe points (run directory marked, Ray started,
+  before each experiment), which ends the command as ``interrupted``; inside
+  it, ``StopCallback`` hands it to Tune, which saves the experiment and stops;
+- a second signal raises ``KeyboardInterrupt`` at once (hard stop).
+
+Import-light (no Ray), so the CLI installs it before anything heavy is imported.
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ from collections.abc import Callable
 from types import FrameType, TracebackType
 from typing import Any
 
-from ray import tune
-
 HANDLED = (signal.SIGINT, signal.SIGTERM)
 TUNE_SIGINT_ENV = "TUNE_DISABLE_SIGINT_HANDLER"
 _Handler = Callable[[int, FrameType | None], Any] | int | None
+
+
+class Interrupted(KeyboardInterrupt):
+    """A recorded signal ends the command at a safe point."""
 
 
 class GracefulStop:
@@ -34,37 +37,30 @@ class GracefulStop:
 
     def __init__(self) -> None:
         self.received: int | None = None
-        self.in_fit = False
-        self.forwarded = False
+        self.forwarded = False  # handed to Ray Tune's loop already
         self._previous: dict[int, _Handler] = {}
         self._env: str | None = None
+        self._depth = 0
 
     def __enter__(self) -> GracefulStop:
+        self._depth += 1
+        if self._depth > 1:  # already owned by an enclosing block
+            return self
         self._env = os.environ.get(TUNE_SIGINT_ENV)
         os.environ[TUNE_SIGINT_ENV] = "1"
-        self.install()
+        for sig in HANDLED:
+            self._previous[sig] = signal.signal(sig, self._handle)
         return self
 
-    def install(self) -> None:
-        """(Re-)install the handlers; call again after ``ray.init`` (it replaces SIGTERM's)."""
-        for sig in HANDLED:
-            previous = signal.signal(sig, self._handle)
-            self._previous.setdefault(sig, previous)
-
     def _handle(self, signum: int, frame: FrameType | None) -> None:
-        if self.received is not None or not self.in_fit:
-            self.received = self.received or signum
-            raise KeyboardInterrupt(f"stopped by {signal.Signals(signum).name}")
+        if self.received is not None:
+            raise KeyboardInterrupt(f"stopped by a second {signal.Signals(signum).name}")
         self.received = signum
 
-    def forward_to_tune(self) -> None:
-        """Ask Ray Tune to end its loop (once): call its SIGUSR1 handler, as Ctrl-C would."""
-        if self.received is None or self.forwarded:
-            return
-        handler = signal.getsignal(signal.SIGUSR1)
-        if callable(handler):
-            self.forwarded = True
-            handler(signal.SIGUSR1, None)
+    def check(self) -> None:
+        """Raise :class:`Interrupted` when a signal was recorded (call outside ``fit``)."""
+        if self.received is not None:
+            raise Interrupted(f"stopped by {self.signal_name}")
 
     @property
     def signal_name(self) -> str:
@@ -76,6 +72,9 @@ class GracefulStop:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._depth -= 1
+        if self._depth > 0:
+            return
         for sig, previous in self._previous.items():
             signal.signal(sig, previous if previous is not None else signal.SIG_DFL)
         self._previous.clear()
@@ -83,17 +82,3 @@ class GracefulStop:
             os.environ.pop(TUNE_SIGINT_ENV, None)
         else:
             os.environ[TUNE_SIGINT_ENV] = self._env
-
-
-class StopCallback(tune.Callback):
-    """Checks for a recorded signal at every Tune controller step and stops the loop."""
-
-    def __init__(self, stop: GracefulStop | None) -> None:
-        self.stop = stop
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"stop": None}  # tuner.pkl keeps no handle on this process
-
-    def on_step_begin(self, iteration: int, trials: list[Any], **info: Any) -> None:
-        if self.stop is not None:
-            self.stop.forward_to_tune()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -10,7 +10,6 @@ from typing import Any
 from raysweep.report.records import SweepResult, TrialRecord, TrialStatus, clean_number
 from raysweep.repro.seeds import trial_seed_for
 from raysweep.search.indexed import INDEX_KEY
-from raysweep.trainables.wrapper import TRIAL_INFO_FILE
 
 _RAY_BOOKKEEPING = {
     "config",
@@ -40,19 +39,21 @@ def collect(
     metric: str,
     mode: str,
     master_seed: int,
-    events_path: Path | None = None,
+    events: Sequence[dict[str, Any]] = (),
+    trial_info: Sequence[dict[str, Any]] = (),
     max_iterations: int | None = None,
 ) -> SweepResult:
     """Build a SweepResult from Ray Tune Trial objects (ResultGrid or ExperimentAnalysis).
 
     A trial is ``completed`` when its function returned by itself or it reached
     ``max_iterations`` (the scheduler's max_t or the stop rule); a trial ended
-    earlier by the scheduler is ``stopped``.
+    earlier by the scheduler is ``stopped``. ``events`` and ``trial_info`` are the
+    run's trials.jsonl and trial_info.jsonl records (``RunDir.read_events`` etc.).
     """
-    events = _read_events(events_path)
-    infos = _read_trial_info(events_path.parent / TRIAL_INFO_FILE if events_path else None)
+    latest = _latest_events(events)
+    infos = _merge_trial_info(trial_info)
     records = [
-        _record(t, metric, mode, master_seed, events.get(t.trial_id, {}), infos.get(t.trial_id, {}))
+        _record(t, metric, mode, master_seed, latest.get(t.trial_id, {}), infos.get(t.trial_id, {}))
         for t in trials
     ]
     for record in records:
@@ -127,10 +128,10 @@ def _error(trial: Any) -> str | None:
     return "trial failed (no error text was kept)"
 
 
-def _read_trial_info(path: Path | None) -> dict[str, dict[str, Any]]:
+def _merge_trial_info(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per trial id: index, seed, devices, and whether the function returned by itself."""
     infos: dict[str, dict[str, Any]] = {}
-    for record in _read_jsonl(path):
+    for record in records:
         info = infos.setdefault(record["trial_id"], {"returned": False})
         info.update({k: v for k, v in record.items() if k != "event"})
         if record.get("event") == "returned":
@@ -138,23 +139,10 @@ def _read_trial_info(path: Path | None) -> dict[str, dict[str, Any]]:
     return infos
 
 
-def _read_jsonl(path: Path | None) -> list[dict[str, Any]]:
-    """The records of a JSON-lines file, skipping a torn last line."""
-    if path is None or not path.is_file():
-        return []
-    records = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            records.append(json.loads(line))
-        except ValueError:
-            continue
-    return records
-
-
-def _read_events(path: Path | None) -> dict[str, dict[str, Any]]:
-    """Latest start/end event per trial id from trials.jsonl (tolerates a torn last line)."""
+def _latest_events(events: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Latest start/end event per trial id from trials.jsonl records."""
     latest: dict[str, dict[str, Any]] = {}
-    for event in _read_jsonl(path):
+    for event in events:
         merged = latest.setdefault(event["trial_id"], {})
         if event.get("event") == "start":
             merged.setdefault("started", event.get("t"))

@@ -1,19 +1,13 @@
-"""Write results.json, results.csv and best_config.json from a SweepResult."""
+"""The formats of results.csv and best_config.json (RunDir writes the files)."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-from pathlib import Path
 from typing import Any
 
-from raysweep.jsonio import write_json_atomic, write_text_atomic
 from raysweep.report.records import SweepResult, TrialRecord
-
-RESULTS_JSON = "results.json"
-RESULTS_CSV = "results.csv"
-BEST_CONFIG = "best_config.json"
 
 
 def best_config_json(result: SweepResult, trial: TrialRecord) -> dict[str, Any]:
@@ -65,15 +59,6 @@ def results_csv(result: SweepResult) -> str:
             + [_cell(t.config.get(k)) for k in config_keys]
         )
     return buffer.getvalue()
-
-
-def write_results(result: SweepResult, run_dir: Path) -> None:
-    """Write results.json, results.csv and (when there is a best trial) best_config.json."""
-    write_json_atomic(run_dir / RESULTS_JSON, result.to_json())
-    write_text_atomic(run_dir / RESULTS_CSV, results_csv(result))
-    best = result.best()
-    if best is not None:
-        write_json_atomic(run_dir / BEST_CONFIG, best_config_json(result, best))
 
 
 def _cell(value: Any) -> Any:

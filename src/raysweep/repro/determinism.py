@@ -2,7 +2,7 @@
 
 ``DETERMINISM_ENV`` must reach a worker before CUDA initialises there: a local
 Ray's workers inherit it from the driver's environment, a cluster's get it
-through the job's ``runtime_env`` ``env_vars`` (runner/execute.py);
+through the job's ``runtime_env`` ``env_vars`` (driver/ray_session.py);
 ``set_deterministic`` also sets it in-process as a fallback for workers that have
 not touched CUDA yet.
 """

@@ -20,10 +20,9 @@ from typing import Any
 
 from raysweep.config.load import spec_hash
 from raysweep.config.schema import SweepSpec
-from raysweep.jsonio import read_json, write_json_atomic
 from raysweep.repro.seeds import SEED_RULE
+from raysweep.rundir import RunDir
 
-REPRO_FILE = "repro.json"
 GPUS_AUTO_KEY = "gpus_per_trial_auto"
 MANIFEST_FORMAT = 1
 # Distribution names whose versions can change a result.
@@ -63,7 +62,7 @@ _GBM_LIBRARIES = ("lightgbm", "xgboost", "catboost")
 
 
 def write_manifest(
-    run_dir: Path, spec: SweepSpec, gpu_plan: Any, gpus_auto: dict[str, Any] | None = None
+    run: RunDir, spec: SweepSpec, gpu_plan: Any, gpus_auto: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """Build repro.json for an invocation starting now and write it atomically; returns it.
 
@@ -72,28 +71,22 @@ def write_manifest(
     ``gpus_auto``: the packing recorded for ``gpus_per_trial: "auto"``, when known.
     """
     manifest = build_manifest(spec, gpu_plan, gpus_auto)
-    earlier = read_manifest(run_dir)
+    earlier = run.read_manifest()
     if earlier:
         manifest["previous"] = [*earlier.pop("previous", []), earlier]
-    write_json_atomic(run_dir / REPRO_FILE, manifest)
+    run.write_manifest(manifest)
     return manifest
 
 
-def read_manifest(run_dir: Path) -> dict[str, Any]:
-    """A run's repro.json ({} when it has none)."""
-    path = run_dir / REPRO_FILE
-    return dict(read_json(path)) if path.is_file() else {}
-
-
-def record_gpus_auto(run_dir: Path, record: dict[str, Any]) -> None:
+def record_gpus_auto(run: RunDir, record: dict[str, Any]) -> None:
     """Put the packing the GPU probe chose (``gpus_per_trial: "auto"``) into repro.json."""
-    manifest = read_manifest(run_dir)
+    manifest = run.read_manifest()
     if not manifest:
         return
     manifest[GPUS_AUTO_KEY] = record
     manifest.setdefault("gpu_plan", {})["gpus_per_trial"] = record["gpus_per_trial"]
     manifest["warnings"] = [*manifest.get("warnings", []), *record.get("warnings", [])]
-    write_json_atomic(run_dir / REPRO_FILE, manifest)
+    run.write_manifest(manifest)
 
 
 def build_manifest(

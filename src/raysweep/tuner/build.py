@@ -1,31 +1,40 @@
-"""SweepSpec -> Ray Tune objects. The only place that assembles a Tuner's parts."""
+"""SweepSpec -> Ray Tune objects: the one builder of a Tuner's parts.
+
+``sweep run``, ``resume``, extensions, the ``auto`` GPU probe and ``sweep repro``
+all build here; what differs between them is a :class:`BuildOptions` value
+(overrides), never a patch of the built objects.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ray import tune
-from ray.tune.schedulers import TrialScheduler
-from ray.tune.search import Searcher
+from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
 from raysweep.config.schema import HyperbandScheduler, SweepSpec, is_sampled
-from raysweep.registry import SCHEDULERS, SEARCHERS, lookup
+from raysweep.registry import SCHEDULERS, lookup
+from raysweep.rundir import TUNE_DIR
 from raysweep.schedulers.hyperband import hyperband_milestones
-from raysweep.search.indexed import IndexedSearcher
-from raysweep.search.space import to_param_space
-from raysweep.trainables.wrapper import TRIAL_INFO_FILE, TrialPlan, make_trainable
+from raysweep.search.indexed import INDEX_KEY
+from raysweep.trainables.wrapper import TrialPlan, make_trainable
+from raysweep.tuner.search_alg import build_search_alg
 
-TUNE_DIR = "tune"
 TIME_ATTR = "training_iteration"
 
 
 @dataclass(frozen=True)
 class BuildOptions:
-    """Run-time facts that are not part of the spec."""
+    """Run-time facts that are not part of the spec, and the overrides of a special Tuner.
 
-    run_dir: Path
+    A run's experiment needs only the first group. The GPU probe and ``sweep repro``
+    override the rest: one fixed trial, FIFO, their own stop rule and failure budget.
+    """
+
+    run_dir: Path  # Ray's storage_path; the trials' trial_info.jsonl is written here
     driver_visible_devices: str | None = None
     callbacks: tuple[tune.Callback, ...] = ()
     cpu_fallback: bool = False  # the config asked for GPUs; none exist; --allow-cpu given
@@ -33,6 +42,16 @@ class BuildOptions:
     num_samples: int | None = None  # trials of this experiment (default: the spec's total)
     start_index: int = 0  # trial index of the experiment's first suggestion
     warm_start: Path | None = None  # earlier experiment whose searcher state to continue
+    info_path: Path | None = None  # trial_info.jsonl (default: none is written)
+    # overrides for the GPU probe and sweep repro
+    fixed_trial: tuple[Mapping[str, Any], int] | None = None  # (config, index): no searcher
+    fifo: bool = False  # no early stopping
+    stop: Mapping[str, float] | None = None  # replaces the spec's stop rule
+    time_budget_s: float | None = None  # replaces the spec's time budget
+    max_failures: int | None = None  # replaces the spec's max_failures
+    reuse_actors: bool = True
+    memory_probe_path: Path | None = None  # the probe trial writes torch's peak here
+    extra_env: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -43,37 +62,6 @@ class TunerParts:
     param_space: dict[str, Any]
     tune_config: tune.TuneConfig
     run_config: tune.RunConfig
-
-
-def build_searcher(spec: SweepSpec) -> Searcher:
-    """The spec's searcher, wrapped so every suggestion carries its trial index.
-
-    In strict mode the searcher is also batched (``IndexedSearcher(BatchedSearcher(inner))``)
-    so suggestions and what the searcher learns do not depend on timing.
-    """
-    factory = lookup(SEARCHERS, "search algorithm", spec.search.algorithm)
-    space = to_param_space(spec.space)
-    if spec.search.algorithm not in ("grid", "random"):
-        space = {k: v for k, v in space.items() if is_sampled(spec.space[k])}
-    extra: dict[str, Any] = {}
-    if spec.search.algorithm == "optuna" and spec.scheduler.type != "fifo":
-        extra["full_length"] = spec.iteration_budget  # shorter trials were stopped early
-    inner = factory(
-        space=space,
-        num_samples=spec.search.num_samples,
-        seed=spec.seed,
-        metric=spec.metric,
-        mode=spec.mode,
-        options=dict(spec.search.options),
-        **extra,
-    )
-    if spec.reproducibility.strict:
-        from raysweep.search.strict import BatchedSearcher
-
-        inner = BatchedSearcher(
-            inner, batch_size=spec.reproducibility.batch_size, total=spec.total_trials
-        )
-    return IndexedSearcher(inner)
 
 
 def build_scheduler(spec: SweepSpec) -> TrialScheduler:
@@ -95,13 +83,9 @@ def trial_gpus(spec: SweepSpec, cpu_fallback: bool) -> float:
     return 0.0 if cpu_fallback else float(spec.resources.gpus_per_trial)
 
 
-def build_plan(
-    spec: SweepSpec,
-    driver_visible_devices: str | None,
-    cpu_fallback: bool = False,
-    run_dir: Path | None = None,
-) -> TrialPlan:
+def build_plan(spec: SweepSpec, options: BuildOptions) -> TrialPlan:
     """What every trial process needs to seed itself and find its devices."""
+    probe = options.memory_probe_path
     return TrialPlan(
         trainable=spec.trainable,
         master_seed=spec.seed,
@@ -109,28 +93,23 @@ def build_plan(
         mode=spec.mode,
         trainable_args=dict(spec.trainable_args),
         cpus=spec.resources.cpus_per_trial,
-        gpu_fraction=trial_gpus(spec, cpu_fallback),
+        gpu_fraction=trial_gpus(spec, options.cpu_fallback),
         deterministic=spec.reproducibility.deterministic,
         checkpoint_frequency=spec.checkpoint.frequency,
         checkpoint_at=pause_points(spec),
-        driver_visible_devices=driver_visible_devices,
-        info_path=str(run_dir.resolve() / TRIAL_INFO_FILE) if run_dir else None,
+        driver_visible_devices=options.driver_visible_devices,
+        info_path=str(options.info_path.resolve()) if options.info_path else None,
+        memory_probe_path=str(probe) if probe else None,
     )
 
 
-def build_trainable(
-    spec: SweepSpec,
-    driver_visible_devices: str | None = None,
-    cpu_fallback: bool = False,
-    run_dir: Path | None = None,
-) -> Any:
+def build_trainable(spec: SweepSpec, options: BuildOptions) -> Any:
     """The wrapped function trainable with its per-trial resources."""
     resources: dict[str, float] = {"cpu": spec.resources.cpus_per_trial}
-    gpus = trial_gpus(spec, cpu_fallback)
+    gpus = trial_gpus(spec, options.cpu_fallback)
     if gpus:
         resources["gpu"] = gpus
-    trainable = make_trainable(build_plan(spec, driver_visible_devices, cpu_fallback, run_dir))
-    return tune.with_resources(trainable, resources)
+    return tune.with_resources(make_trainable(build_plan(spec, options)), resources)
 
 
 def constant_space(spec: SweepSpec) -> dict[str, Any]:
@@ -139,35 +118,42 @@ def constant_space(spec: SweepSpec) -> dict[str, Any]:
 
 
 def build_tuner_parts(spec: SweepSpec, options: BuildOptions) -> TunerParts:
-    """All of a Tuner's arguments for ``spec``."""
-    from raysweep.runner.searchalg import build_search_alg
-
+    """All of a Tuner's arguments for ``spec`` under ``options``."""
+    if options.fixed_trial is not None:
+        config, index = options.fixed_trial
+        param_space: dict[str, Any] = {**config, INDEX_KEY: index}
+        search_alg, num_samples = None, 1
+    else:
+        param_space = constant_space(spec)
+        search_alg = build_search_alg(spec, options.start_index, options.warm_start)
+        num_samples = options.num_samples or spec.total_trials
     tune_config = tune.TuneConfig(
         metric=spec.metric,
         mode=spec.mode,
-        search_alg=build_search_alg(spec, options.start_index, options.warm_start),
-        scheduler=build_scheduler(spec),
-        num_samples=options.num_samples or spec.total_trials,
-        time_budget_s=spec.stop.time_budget_s,
-        reuse_actors=True,
+        search_alg=search_alg,
+        scheduler=FIFOScheduler() if options.fifo else build_scheduler(spec),
+        num_samples=num_samples,
+        time_budget_s=options.time_budget_s or spec.stop.time_budget_s,
+        reuse_actors=options.reuse_actors,
         trial_name_creator=_trial_name,
         trial_dirname_creator=_trial_name,
     )
-    stop = {TIME_ATTR: spec.stop.max_iterations} if spec.stop.max_iterations else None
+    stop: Mapping[str, float] | None = options.stop
+    if stop is None and spec.stop.max_iterations:
+        stop = {TIME_ATTR: spec.stop.max_iterations}
+    max_failures = spec.max_failures if options.max_failures is None else options.max_failures
     run_config = tune.RunConfig(
         name=options.experiment,
         storage_path=str(options.run_dir.resolve()),
-        stop=stop,
+        stop=dict(stop) if stop else None,
         verbose=0,
         callbacks=list(options.callbacks),
-        failure_config=tune.FailureConfig(max_failures=spec.max_failures),
+        failure_config=tune.FailureConfig(max_failures=max_failures),
         checkpoint_config=tune.CheckpointConfig(num_to_keep=spec.checkpoint.num_to_keep),
     )
     return TunerParts(
-        trainable=build_trainable(
-            spec, options.driver_visible_devices, options.cpu_fallback, options.run_dir
-        ),
-        param_space=constant_space(spec),
+        trainable=build_trainable(spec, options),
+        param_space=param_space,
         tune_config=tune_config,
         run_config=run_config,
     )

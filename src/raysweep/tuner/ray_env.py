@@ -18,7 +18,7 @@ SNAPSHOT_S_PER_TRIAL = 0.002
 
 RAY_ENV_DEFAULTS: dict[str, str] = {
     # Ray's warning about snapshots forced by checkpoint rotation: inside fit()
-    # raysweep forces none (runner/checkpoint_rotation.py); elsewhere, it is noise.
+    # raysweep forces none (_raycompat/checkpoint_rotation.py); elsewhere, it is noise.
     "TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S": "0",
     # Experiment snapshot (trial statuses + searcher state) at most every second
     # instead of Ray's "auto" (>= 10 s): after a kill -9 a resume re-runs at most
@@ -32,7 +32,7 @@ RAY_ENV_DEFAULTS: dict[str, str] = {
     "RAY_USAGE_STATS_ENABLED": "0",
     # Left at Ray's default: RAY_prestart_worker_first_driver=1. Ray starts an idle
     # worker per CPU when the driver connects, and trial actors without a runtime
-    # env (runner/actor_env.py) take them, so fit() starts its first trials
+    # env (_raycompat/actor_env.py) take them, so fit() starts its first trials
     # ~0.6 s sooner (BENCHMARKS.md "Slot efficiency"). On 2 cores starting them
     # competes with ray.init (same process wall time); with more cores it overlaps.
 }

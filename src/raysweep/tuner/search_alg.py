@@ -13,8 +13,11 @@ from typing import Any
 
 from ray.tune.search import ConcurrencyLimiter, Searcher, SearchGenerator
 
-from raysweep.config.schema import SweepSpec
+from raysweep.config.schema import SweepSpec, is_sampled
+from raysweep.registry import SEARCHERS, lookup
 from raysweep.search.indexed import IndexedSearcher
+from raysweep.search.space import to_param_space
+from raysweep.tuner.warmstart import continue_searcher
 
 
 class SweepSearch(SearchGenerator):
@@ -33,6 +36,37 @@ class SweepSearch(SearchGenerator):
             limiter.max_concurrent = wanted
 
 
+def build_searcher(spec: SweepSpec) -> Searcher:
+    """The spec's searcher, wrapped so every suggestion carries its trial index.
+
+    In strict mode the searcher is also batched (``IndexedSearcher(BatchedSearcher(inner))``)
+    so suggestions and what the searcher learns do not depend on timing.
+    """
+    factory = lookup(SEARCHERS, "search algorithm", spec.search.algorithm)
+    space = to_param_space(spec.space)
+    if spec.search.algorithm not in ("grid", "random"):
+        space = {k: v for k, v in space.items() if is_sampled(spec.space[k])}
+    extra: dict[str, Any] = {}
+    if spec.search.algorithm == "optuna" and spec.scheduler.type != "fifo":
+        extra["full_length"] = spec.iteration_budget  # shorter trials were stopped early
+    inner = factory(
+        space=space,
+        num_samples=spec.search.num_samples,
+        seed=spec.seed,
+        metric=spec.metric,
+        mode=spec.mode,
+        options=dict(spec.search.options),
+        **extra,
+    )
+    if spec.reproducibility.strict:
+        from raysweep.search.strict import BatchedSearcher
+
+        inner = BatchedSearcher(
+            inner, batch_size=spec.reproducibility.batch_size, total=spec.total_trials
+        )
+    return IndexedSearcher(inner)
+
+
 def innermost(searcher: Searcher | SearchGenerator) -> Searcher:
     """The searcher at the bottom of a wrapper chain (the one that actually suggests)."""
     node: Any = searcher
@@ -49,16 +83,12 @@ def build_search_alg(
     """The spec's searcher chain, numbering trials from ``start_index``.
 
     ``warm_start``: an earlier experiment of the run whose searcher the new one
-    continues (runner/warmstart.py); used by ``--num-samples`` extensions.
+    continues (tuner/warmstart.py); used by ``--num-samples`` extensions.
     """
-    from raysweep.runner.build import build_searcher
-
     searcher = build_searcher(spec)
     if isinstance(searcher, IndexedSearcher):
         searcher.next_index = start_index
     if warm_start is not None:
-        from raysweep.runner.warmstart import continue_searcher
-
         continue_searcher(innermost(searcher), spec, warm_start, start_index)
     limit = spec.search.max_concurrent or default_concurrency(spec)
     return SweepSearch(ConcurrencyLimiter(searcher, max_concurrent=limit))

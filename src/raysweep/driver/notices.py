@@ -1,0 +1,63 @@
+"""Lines a run prints before it starts: where trials pause, and settings that defeat themselves."""
+
+from __future__ import annotations
+
+from raysweep.config.schema import HyperbandScheduler, SweepSpec
+from raysweep.schedulers.hyperband import hyperband_largest_bracket
+from raysweep.trainables.builtins import BUILTIN_TRAINABLES
+from raysweep.tuner.build import pause_points
+
+
+def run_notices(spec: SweepSpec) -> list[str]:
+    """Every notice and warning for ``spec``, in the order printed."""
+    found = (
+        pause_notice(spec),
+        hyperband_concurrency_warning(spec),
+        hyperband_searcher_warning(spec),
+    )
+    return [line for line in found if line]
+
+
+def pause_notice(spec: SweepSpec) -> str | None:
+    """Where the scheduler pauses trials, and what a paused trial resumes from."""
+    rungs = sorted(pause_points(spec))
+    if not rungs:
+        return None
+    where = f"{spec.scheduler.type} pauses trials at iterations {', '.join(map(str, rungs))}"
+    if spec.trainable in BUILTIN_TRAINABLES:
+        return f"{where}; {spec.trainable} checkpoints there and resumes where it stopped"
+    return (
+        f"{where}; a paused trial resumes from the checkpoint it reported there "
+        "(raysweep.trial_context().checkpoint_due(iteration)), else from iteration 1"
+    )
+
+
+def hyperband_concurrency_warning(spec: SweepSpec) -> str | None:
+    """A warning when ``max_concurrent`` keeps Hyperband's brackets from filling."""
+    limit = spec.search.max_concurrent
+    if not isinstance(spec.scheduler, HyperbandScheduler) or limit is None:
+        return None
+    bracket = min(hyperband_largest_bracket(spec.scheduler), spec.search.num_samples)
+    if limit >= bracket:
+        return None
+    return (
+        f"warning: search.max_concurrent {limit} is below hyperband's largest bracket "
+        f"({bracket} trials): its paused trials hold the limit, the bracket never fills and "
+        "its trials are stopped late or not at all; leave max_concurrent unset (raysweep "
+        "then admits every trial, and those beyond the free slots wait in the queue)"
+    )
+
+
+def hyperband_searcher_warning(spec: SweepSpec) -> str | None:
+    """A warning when a model-based searcher gets every Hyperband trial before any result."""
+    limit = spec.search.max_concurrent
+    if spec.scheduler.type != "hyperband" or spec.search.algorithm not in ("optuna", "hyperopt"):
+        return None
+    if limit is not None and limit < spec.search.num_samples:
+        return None
+    return (
+        f"warning: hyperband admits all {spec.search.num_samples} trials at once, so "
+        f"{spec.search.algorithm} suggests every configuration before any result and "
+        "learns nothing from them (random search in effect); use the asha scheduler "
+        f"to let {spec.search.algorithm} learn from the trials that finish"
+    )

@@ -1,0 +1,123 @@
+"""Start (or join) Ray for one command, and stop only what was started here."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from raysweep.tuner.ray_env import apply_ray_env_defaults
+
+apply_ray_env_defaults()
+
+# Trial failures are reported once, by raysweep's progress line and in results.json;
+# these loggers would print each traceback again.
+_QUIET_LOGGERS = ("ray.tune.execution.tune_controller", "ray.tune.tune")
+
+_started_here = False  # whether this process started the Ray it is connected to
+
+
+@dataclass(frozen=True)
+class RayOptions:
+    """How to reach Ray: a local instance (started here) or an existing cluster."""
+
+    address: str | None = None
+    num_cpus: int | None = None
+    num_gpus: int | None = None
+    include_dashboard: bool = False
+    dashboard_host: str = "127.0.0.1"
+    dashboard_port: int = 8265
+    env_vars: Mapping[str, str] = field(default_factory=dict)
+
+
+def start_ray(options: RayOptions) -> dict[str, float]:
+    """``ray.init`` for a local instance or an existing cluster; returns its resources.
+
+    A Ray this process is already connected to is used as it is.
+    """
+    import ray
+
+    from raysweep._raycompat import actor_env
+    from raysweep._raycompat.interrupt import keep_sigterm_handler
+    from raysweep._raycompat.shutdown import quiet_token_notice
+
+    global _started_here
+    for name in _QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    quiet_token_notice()
+    if ray.is_initialized():
+        return dict(ray.cluster_resources())
+    kwargs: dict[str, Any] = {
+        "log_to_driver": False,
+        "logging_level": logging.WARNING,
+        "configure_logging": True,
+    }
+    with keep_sigterm_handler():
+        if options.address:
+            env = dict(options.env_vars)
+            ray.init(
+                address=options.address, runtime_env={"env_vars": env} if env else None, **kwargs
+            )
+        else:
+            # A local Ray's workers inherit this process's environment. A job-level
+            # runtime_env would make every trial actor wait for Ray's runtime-env
+            # agent (~0.7 s per worker start on 2 cores), so it is kept for clusters;
+            # so is Ray Tune's per-actor one (_raycompat/actor_env.py).
+            actor_env.prepare_environment()
+            for key, value in options.env_vars.items():
+                os.environ.setdefault(key, value)
+            environment = dict(os.environ)
+            _started_here = True  # set first: a signal during init still shuts it down
+            ray.init(
+                num_cpus=options.num_cpus,
+                num_gpus=options.num_gpus,
+                include_dashboard=options.include_dashboard,
+                dashboard_host=options.dashboard_host,
+                dashboard_port=options.dashboard_port,
+                **kwargs,
+            )
+            actor_env.remember_local_ray(environment)
+    return dict(ray.cluster_resources())
+
+
+def stop_ray() -> None:
+    """Shut down the Ray that ``start_ray`` started; leave one it joined or found running.
+
+    Called when the work is done (results written) rather than left to Ray's exit
+    hook, which first sleeps 0.5 s for log lines raysweep does not forward.
+    """
+    global _started_here
+    if not _started_here:
+        return
+    import ray
+
+    from raysweep._raycompat import actor_env
+    from raysweep._raycompat.shutdown import kill_autoscaler_monitor
+
+    _started_here = False
+    actor_env.forget_local_ray()
+    if ray.is_initialized():
+        kill_autoscaler_monitor()
+        ray.shutdown()
+
+
+def ray_running() -> bool:
+    """Whether this process is connected to a Ray (without importing Ray when it is not)."""
+    import sys
+
+    ray = sys.modules.get("ray")
+    return bool(ray is not None and ray.is_initialized())
+
+
+@contextmanager
+def ray_session(options: RayOptions) -> Iterator[dict[str, float]]:
+    """Start or join Ray for the block (yielding its resources); stop it after if started here."""
+    started_before = _started_here
+    try:
+        yield start_ray(options)
+    finally:
+        if not started_before:
+            stop_ray()
