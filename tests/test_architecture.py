@@ -1,0 +1,129 @@
+"""The package's shape: no import cycles between modules, Ray's internals only in _raycompat.
+
+Every import counts, including those inside functions and under TYPE_CHECKING:
+a cycle hidden in a function is still a cycle in the design.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = "raysweep"
+COMPAT = f"{PACKAGE}._raycompat"
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted((SRC / PACKAGE).rglob("*.py")):
+        parts = list(path.relative_to(SRC).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _imports(module: str, path: Path) -> Iterator[tuple[str, int]]:
+    """(imported module or module.name, line) of every import statement in the file."""
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = module.split(".")
+                anchor = anchor if is_package else anchor[:-1]
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                yield f"{base}.{alias.name}", node.lineno
+            yield base, node.lineno
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for module, path in modules.items():
+        for name, _ in _imports(module, path):
+            target = name
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != module and not module.startswith(f"{target}."):
+                graph[module].add(target)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_walker_finds_a_cycle_hidden_in_a_function() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+
+
+def test_no_import_cycle_between_modules() -> None:
+    graph = _graph()
+    assert len(graph) > 50  # the walk found the package
+    assert _cycles(graph) == []
+
+
+def _private_ray(name: str) -> bool:
+    parts = name.split(".")
+    if parts[0] != "ray":
+        return False
+    return any(p.startswith("_") or p == "_internal" for p in parts[1:])
+
+
+def test_ray_private_api_is_used_only_in_the_compatibility_package() -> None:
+    offenders = []
+    for module, path in _modules().items():
+        if module == COMPAT or module.startswith(f"{COMPAT}."):
+            continue
+        for name, line in _imports(module, path):
+            if _private_ray(name):
+                offenders.append(f"{path.relative_to(SRC)}:{line}: {name}")
+    assert offenders == []
+
+
+def test_read_only_modules_import_no_ray_at_all() -> None:
+    """rundir and views serve status/best/list/report, which must stay instant."""
+    modules = _modules()
+    for module in (f"{PACKAGE}.rundir", f"{PACKAGE}.views", f"{COMPAT}.experiment_state"):
+        names = [n for n, _ in _imports(module, modules[module])]
+        assert not [n for n in names if n == "ray" or n.startswith("ray.")], module
