@@ -1,0 +1,136 @@
+"""Optional heavy dependencies: torch and the GBM libraries are extras (issue 20, deliverable 6).
+
+The slow test installs raysweep with only the ``lightgbm`` extra into a
+throw-away venv (``pip install -c constraints.txt -e .[lightgbm]`` of a copy of
+the package, pip's cache reused): a LightGBM sweep runs there without torch, and a
+torch_mlp sweep exits 2 naming ``raysweep[torch]``. It skips, saying why, when
+pip cannot reach its index.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from raysweep._imports import (
+    EXTRAS,
+    MissingExtraError,
+    install_hint,
+    is_installed,
+    require,
+    try_import,
+)
+from raysweep.errors import ConfigError
+from raysweep.trainables.builtins import BUILTIN_EXTRAS
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_every_builtin_names_a_declared_extra() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    required = " ".join(project["dependencies"])
+    for module in BUILTIN_EXTRAS.values():
+        assert EXTRAS[module] in extras, module
+        assert module not in required  # not a core dependency any more
+        assert EXTRAS[module] in extras["all"][0]
+
+
+def test_the_one_message_names_the_pip_install() -> None:
+    assert install_hint("torch") == "pip install 'raysweep[torch]'"
+    assert issubclass(MissingExtraError, ConfigError) and MissingExtraError.exit_code == 2
+    require("lightgbm", "trainable 'lightgbm'")  # installed here
+    assert not is_installed("raysweep_no_such_module")
+    with pytest.raises(MissingExtraError, match=r"^feature X needs raysweep_no_such_module, "):
+        require("raysweep_no_such_module", "feature X")
+
+
+def test_try_import_defers_the_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "catboost", None)  # an import Python refuses
+    with try_import("catboost", "trainable 'catboost'") as imported:
+        import catboost  # noqa: F401
+    assert not imported.is_successful()
+    with pytest.raises(
+        MissingExtraError, match=r"install it with: pip install 'raysweep\[catboost\]'"
+    ):
+        imported.check()
+
+
+def lgbm_sweep(name: str, trainable: str, space: dict[str, Any]) -> dict[str, Any]:
+    args = {"dataset": "breast_cancer", "num_boost_round": 5}
+    if trainable == "torch_mlp":
+        args = {"dataset": "wine", "epochs": 2}
+    return {
+        "name": name, "trainable": trainable, "trainable_args": args,
+        "metric": "val_loss", "mode": "min", "space": space,
+        "search": {"algorithm": "random", "num_samples": 2, "max_concurrent": 1}, "seed": 1,
+    }  # fmt: skip
+
+
+def copy_package(dest: Path) -> Path:
+    """What a fresh clone holds of the package: pyproject, README, constraints, src."""
+    dest.mkdir()
+    for name in ("pyproject.toml", "README.md", "constraints.txt"):
+        shutil.copy2(REPO / name, dest / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc")
+    shutil.copytree(REPO / "src", dest / "src", ignore=ignore)
+    return dest
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_lightgbm_only_install_runs_lightgbm_and_refuses_torch(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "PYTHONPATH")}
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    env["RAY_USAGE_STATS_ENABLED"] = "0"
+    probe = subprocess.run(
+        [str(python), "-m", "pip", "index", "versions", "lightgbm"],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    if probe.returncode != 0:
+        pytest.skip(f"pip cannot reach its package index: {probe.stderr.strip()[-300:]}")
+    source = copy_package(tmp_path / "raysweep")
+    install = subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "-c", "constraints.txt", "-e",
+         ".[lightgbm]"],
+        cwd=source, env=env, capture_output=True, text=True, timeout=1500,
+    )  # fmt: skip
+    assert install.returncode == 0, install.stderr[-3000:]
+    gone = subprocess.run([str(python), "-c", "import torch"], capture_output=True, text=True)
+    assert gone.returncode != 0 and "No module named 'torch'" in gone.stderr
+
+    work = tmp_path / "work"
+    work.mkdir()
+    sweep = venv / "bin" / "sweep"
+    lgbm = work / "lgbm.json"
+    lgbm.write_text(json.dumps(lgbm_sweep("lgbm", "lightgbm", {
+        "num_leaves": {"type": "int", "low": 4, "high": 16}, "objective": "binary"})))  # fmt: skip
+    ran = subprocess.run(
+        [str(sweep), "run", "--config", str(lgbm), "--storage", str(work / "runs")],
+        cwd=work, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    results = json.loads((work / "runs" / "lgbm" / "results.json").read_text())
+    assert [t["status"] for t in results["trials"]] == ["completed", "completed"]
+
+    mlp = work / "mlp.json"
+    mlp.write_text(json.dumps(lgbm_sweep("mlp", "torch_mlp", {"lr": 0.01})))
+    for command in (["validate", "--config", str(mlp)],
+                    ["run", "--config", str(mlp), "--storage", str(work / "runs")]):  # fmt: skip
+        refused = subprocess.run(
+            [str(sweep), *command], cwd=work, env=env, capture_output=True, text=True, timeout=300
+        )
+        assert refused.returncode == 2, refused.stderr
+        assert "pip install 'raysweep[torch]'" in refused.stderr
+    assert not (work / "runs" / "mlp").exists()
