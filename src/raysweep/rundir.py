@@ -91,6 +91,12 @@ class RunDir:
     def __str__(self) -> str:
         return str(self.path)
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RunDir) and other.path == self.path
+
+    def __hash__(self) -> int:
+        return hash(self.path)
+
     @property
     def name(self) -> str:
         return self.path.name
