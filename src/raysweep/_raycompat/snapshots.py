@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from raysweep._raycompat import checkpoint_rotation
+from raysweep.jsonio import write_text_atomic
 
 Signature = tuple[int, int, int]  # size, mtime_ns, inode
 _TMP_SUFFIX = ".raysweep-tmp"
@@ -122,8 +123,6 @@ def _files(root: str) -> Iterator[tuple[str, str]]:
 def save_to_dir(controller: Any) -> None:
     """``TuneController.save_to_dir`` with the C JSON encoder and an atomic replace."""
     from ray.tune.utils.serialization import TuneFunctionEncoder
-
-    from raysweep.jsonio import write_text_atomic
 
     global _saved_mark
     taken_at = checkpoint_rotation.mark()  # deletions asked for so far are in this snapshot

@@ -6,6 +6,12 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from raysweep._raycompat.actor_env import plain_trial_actors
+from raysweep._raycompat.actor_reuse import keep_starting_actors
+from raysweep._raycompat.registry_cache import memoized_registry
+from raysweep._raycompat.snapshots import cheap_snapshots
+from raysweep._raycompat.trial_rows import TrialRowsLogger
+from raysweep._raycompat.tuner_access import grid_trials, replace_restored_configs
 from raysweep.config.schema import SweepSpec
 from raysweep.tuner.build import BuildOptions, build_tuner_parts
 
@@ -34,13 +40,6 @@ def run_tuner(
     (``raysweep._raycompat``).
     """
     from ray import tune
-
-    from raysweep._raycompat.actor_env import plain_trial_actors
-    from raysweep._raycompat.actor_reuse import keep_starting_actors
-    from raysweep._raycompat.registry_cache import memoized_registry
-    from raysweep._raycompat.snapshots import cheap_snapshots
-    from raysweep._raycompat.trial_rows import TrialRowsLogger
-    from raysweep._raycompat.tuner_access import grid_trials, replace_restored_configs
 
     parts = build_tuner_parts(spec, options)
     callbacks = [*(parts.run_config.callbacks or []), TrialRowsLogger()]

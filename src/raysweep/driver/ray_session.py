@@ -9,6 +9,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from raysweep._raycompat import actor_env
+from raysweep._raycompat.interrupt import keep_sigterm_handler
+from raysweep._raycompat.shutdown import kill_autoscaler_monitor, quiet_token_notice
 from raysweep.tuner.ray_env import apply_ray_env_defaults
 
 apply_ray_env_defaults()
@@ -39,10 +42,6 @@ def start_ray(options: RayOptions) -> dict[str, float]:
     A Ray this process is already connected to is used as it is.
     """
     import ray
-
-    from raysweep._raycompat import actor_env
-    from raysweep._raycompat.interrupt import keep_sigterm_handler
-    from raysweep._raycompat.shutdown import quiet_token_notice
 
     global _started_here
     for name in _QUIET_LOGGERS:
@@ -93,9 +92,6 @@ def stop_ray() -> None:
     if not _started_here:
         return
     import ray
-
-    from raysweep._raycompat import actor_env
-    from raysweep._raycompat.shutdown import kill_autoscaler_monitor
 
     _started_here = False
     actor_env.forget_local_ray()

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from raysweep._raycompat.interrupt import StopCallback
+from raysweep._raycompat.repair import repair_snapshot
 from raysweep.config.schema import SweepSpec
 from raysweep.driver.experiments import load_trials
 from raysweep.driver.fit import run_tuner
@@ -176,8 +177,6 @@ def _run_phase(
     )
     exp_dir = run.experiment_path(phase.part)
     if restoring:
-        from raysweep._raycompat.repair import repair_snapshot
-
         log.print(f"Resuming {exp_dir.name}/ (finished trials kept, unfinished ones continue)")
         for note in repair_snapshot(exp_dir):
             log.print(f"  {note}")

@@ -20,6 +20,10 @@ from typing import Any
 
 from raysweep.config.load import spec_hash
 from raysweep.config.schema import SweepSpec
+from raysweep.gpu.allocation import GPUPlan, cuda_visible_devices
+from raysweep.gpu.inventory import read_inventory
+from raysweep.repro import gbm_params as gp
+from raysweep.repro.determinism import DETERMINISM_ENV, determinism_flags
 from raysweep.repro.seeds import SEED_RULE
 from raysweep.rundir import RunDir
 
@@ -62,7 +66,7 @@ _GBM_LIBRARIES = ("lightgbm", "xgboost", "catboost")
 
 
 def write_manifest(
-    run: RunDir, spec: SweepSpec, gpu_plan: Any, gpus_auto: dict[str, Any] | None = None
+    run: RunDir, spec: SweepSpec, gpu_plan: GPUPlan, gpus_auto: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """Build repro.json for an invocation starting now and write it atomically; returns it.
 
@@ -90,11 +94,9 @@ def record_gpus_auto(run: RunDir, record: dict[str, Any]) -> None:
 
 
 def build_manifest(
-    spec: SweepSpec, gpu_plan: Any, gpus_auto: dict[str, Any] | None = None
+    spec: SweepSpec, gpu_plan: GPUPlan, gpus_auto: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """The repro.json content for ``spec`` run with ``gpu_plan`` (and "auto"'s packing)."""
-    from raysweep.repro.determinism import DETERMINISM_ENV, determinism_flags
-
     repro = spec.reproducibility
     cpu_fallback = bool(getattr(gpu_plan, "cpu_fallback", False))
     manifest: dict[str, Any] = {
@@ -175,7 +177,7 @@ def guarantee(spec: SweepSpec) -> str:
     )
 
 
-def manifest_warnings(spec: SweepSpec, gpu_plan: Any) -> list[str]:
+def manifest_warnings(spec: SweepSpec, gpu_plan: GPUPlan) -> list[str]:
     """Everything known at start that can make this run differ from a rerun."""
     warnings = [str(w) for w in getattr(gpu_plan, "warnings", ())]
     concurrent = spec.search.max_concurrent != 1
@@ -205,14 +207,12 @@ def manifest_warnings(spec: SweepSpec, gpu_plan: Any) -> list[str]:
     return warnings
 
 
-def _library_warnings(spec: SweepSpec, gpu_plan: Any) -> list[str]:
+def _library_warnings(spec: SweepSpec, gpu_plan: GPUPlan) -> list[str]:
     asks = spec.resources.gpus_auto or spec.resources.gpus_per_trial > 0
     on_gpu = asks and not getattr(gpu_plan, "cpu_fallback", False)
     deterministic = spec.reproducibility.deterministic
     out: list[str] = []
     if spec.trainable in _GBM_LIBRARIES:
-        from raysweep.repro import gbm_params as gp
-
         if on_gpu and spec.trainable == "catboost":
             out.append(gp.CATBOOST_GPU_WARNING)
         elif on_gpu and spec.trainable == "lightgbm":
@@ -238,8 +238,6 @@ def versions() -> dict[str, str | None]:
 
 def cuda_facts() -> dict[str, Any]:
     """CUDA toolkit torch was built with, cuDNN, the driver and GPU names (None if absent)."""
-    from raysweep.gpu.inventory import read_inventory
-
     inventory = read_inventory()
     return {
         "torch_cuda": _torch_cuda_version(),
@@ -251,10 +249,8 @@ def cuda_facts() -> dict[str, Any]:
     }
 
 
-def _planned_visible_devices(gpu_plan: Any) -> str | None:
+def _planned_visible_devices(gpu_plan: GPUPlan) -> str | None:
     """CUDA_VISIBLE_DEVICES the run exports for its GPU plan (set after this file is written)."""
-    from raysweep.gpu.allocation import GPUPlan, cuda_visible_devices
-
     return cuda_visible_devices(gpu_plan) if isinstance(gpu_plan, GPUPlan) else None
 
 

@@ -17,6 +17,7 @@ from raysweep.config.schema import SweepSpec, is_sampled
 from raysweep.registry import SEARCHERS, lookup
 from raysweep.search.indexed import IndexedSearcher
 from raysweep.search.space import to_param_space
+from raysweep.search.strict import BatchedSearcher
 from raysweep.tuner.warmstart import continue_searcher
 
 
@@ -59,8 +60,6 @@ def build_searcher(spec: SweepSpec) -> Searcher:
         **extra,
     )
     if spec.reproducibility.strict:
-        from raysweep.search.strict import BatchedSearcher
-
         inner = BatchedSearcher(
             inner, batch_size=spec.reproducibility.batch_size, total=spec.total_trials
         )
