@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
 from raysweep.config.load import apply_overrides, load_config_file, parse_spec, spec_to_json
 from raysweep.config.schema import SweepSpec
@@ -30,6 +30,9 @@ from raysweep.gpu.planning import PROBE_SECONDS, plan_gpus, probe_iterations, re
 from raysweep.rundir import TUNE_DIR, Part, RunDir
 from raysweep.trainables.builtins import planned_replicas
 from raysweep.trainables.checks import check_trainable
+
+if TYPE_CHECKING:
+    from raysweep.driver.ray_session import RayOptions
 
 __all__ = ["RunOptions", "load_run_spec", "rerun_trial", "resume_sweep", "run_sweep"]
 
@@ -54,7 +57,7 @@ class RunOptions:
     resume: bool = False  # sweep run --resume: continue the run of the same name if it exists
     retry_errored: bool = False  # on resume, rerun errored trials from their last checkpoint
 
-    def ray_options(self) -> Any:
+    def ray_options(self) -> RayOptions:
         """The ``RayOptions`` of these flags."""
         from raysweep.driver.ray_session import RayOptions
 
