@@ -61,7 +61,7 @@ def time_check(config: Path, repeats: int) -> list[float]:
 
 
 def row(name: str, times: list[float]) -> str:
-    return f"| {name} | {statistics.median(times):.3f} s | {min(times):.3f}–{max(times):.3f} s |"
+    return f"| {name} | {statistics.median(times):.3f} s | {min(times):.3f}-{max(times):.3f} s |"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -69,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args(argv)
     print(f"sweep validate, a fresh process each, {args.repeats} repeats\n")
-    print("| config | median | min–max |\n|---|---|---|")
+    print("| config | median | min-max |\n|---|---|---|")
     demo = None
     for config in SWEEPS:
         times = time_validate(config, args.repeats)
@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         interpreter.append(time.perf_counter() - started)
     print(row("`python -c pass` (the interpreter alone)", interpreter))
     print("\nthe check alone (check_trainable, library already imported)\n")
-    print("| config | median | min–max |\n|---|---|---|")
+    print("| config | median | min-max |\n|---|---|---|")
     for config in SWEEPS:
         print(row(f"`sweeps/{config.name}`", time_check(config, args.repeats)), flush=True)
     if demo is not None:
