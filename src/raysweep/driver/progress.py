@@ -146,6 +146,8 @@ class ProgressCallback(TrialProgressCallback):
                 "started": self.started.get(trial.trial_id),
                 "iterations": result.get("training_iteration"),
                 self.metric: value,
+                "best": trial_best if isinstance(trial_best, int | float) else None,
+                "config": {k: v for k, v in (trial.config or {}).items() if k != INDEX_KEY},
                 "error": error,
             }
         )
