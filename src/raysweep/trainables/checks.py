@@ -22,12 +22,15 @@ def check_trainable(spec: SweepSpec) -> None:
     """ConfigError/TrainableError when the trainable, its args, metric, GPUs or space are wrong."""
     from raysweep.trainables.builtins import ALLOWED_ARGS, BUILTIN_TRAINABLES, reported_metrics
     from raysweep.trainables.params.check import check_space
+    from raysweep.trainables.params.names import CHECKED_TRAINABLES
     from raysweep.trainables.user import load_user_trainable
 
     if spec.trainable not in BUILTIN_TRAINABLES:
         load_user_trainable(spec.trainable)
         return
-    require(BUILTIN_EXTRAS[spec.trainable], f"trainable {spec.trainable!r}")
+    extra = BUILTIN_EXTRAS.get(spec.trainable)
+    if extra:
+        require(extra, f"trainable {spec.trainable!r}")
     allowed = ALLOWED_ARGS[spec.trainable]
     for key in spec.trainable_args:
         if key not in allowed:
@@ -44,7 +47,8 @@ def check_trainable(spec: SweepSpec) -> None:
     if DATA_PARALLEL_ARG in spec.trainable_args:
         check_data_parallel(spec)
     check_gpus(spec)
-    check_space(spec)
+    if spec.trainable in CHECKED_TRAINABLES:
+        check_space(spec)
 
 
 def check_gpus(spec: SweepSpec) -> None:

@@ -17,9 +17,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from raysweep._imports import try_import
 from raysweep.config.schema import SweepSpec, is_sampled
 from raysweep.errors import ConfigError
 from raysweep.repro.gbm_params import METRIC_KEYS, METRIC_SOURCE, OWNED_PARAMS
+from raysweep.trainables.builtins import BUILTIN_EXTRAS
 from raysweep.trainables.params.corners import Corner, corners, representative
 from raysweep.trainables.params.names import (
     ROUNDS_ARG,
@@ -34,7 +36,10 @@ from raysweep.trainables.params.tiny_data import data_shape, tiny_dataset
 
 def check_space(spec: SweepSpec) -> None:
     """ConfigError naming the first bad key of a built-in's ``space`` (and why)."""
-    table = name_table(spec.trainable)
+    module = BUILTIN_EXTRAS[spec.trainable]
+    with try_import(module, f"trainable {spec.trainable!r}") as imported:
+        table = name_table(spec.trainable)
+    imported.check()
     for key in spec.space:
         reason = owned_reason(spec.trainable, key, table.resolve(key), spec.trainable_args)
         if reason:
@@ -43,13 +48,15 @@ def check_space(spec: SweepSpec) -> None:
         if table.complete and not table.knows(key):
             raise ConfigError(_unknown(table, key))
     dataset = tiny_dataset(data_shape(spec.trainable_args))
-    probe = make_probe(
-        spec.trainable,
-        spec.trainable_args,
-        dataset,
-        spec.reproducibility.deterministic,
-        spec.seed,
-    )
+    with try_import(module, f"trainable {spec.trainable!r}") as imported:
+        probe = make_probe(
+            spec.trainable,
+            spec.trainable_args,
+            dataset,
+            spec.reproducibility.deterministic,
+            spec.seed,
+        )
+    imported.check()
     _SpaceCheck(spec.space, table, probe).run()
 
 
@@ -64,8 +71,8 @@ def owned_reason(
     metric_keys = METRIC_KEYS.get(trainable, frozenset())
     if key in metric_keys or canonical in metric_keys:
         return METRIC_SOURCE
-    rounds_arg = ROUNDS_ARG[trainable]
-    if canonical == ROUNDS_CANONICAL[trainable] and rounds_arg in trainable_args:
+    rounds_arg = ROUNDS_ARG.get(trainable, "")
+    if canonical == ROUNDS_CANONICAL.get(trainable) and rounds_arg in trainable_args:
         what = "epochs" if trainable == "torch_mlp" else "boosting rounds"
         return (
             f"trainable_args.{rounds_arg} sets the number of {what} "

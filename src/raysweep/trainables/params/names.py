@@ -24,8 +24,6 @@ import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from raysweep.trainables.builtins import BUILTIN_TRAINABLES
-
 # Number of boosting rounds: raysweep takes it from trainable_args.num_boost_round
 # or from these keys (then it is not passed to the library as such).
 ROUNDS_CANONICAL: dict[str, str] = {
@@ -73,6 +71,8 @@ LIBRARY_LABELS: dict[str, str] = {
     "catboost": "CatBoost",
     "torch_mlp": "torch_mlp",
 }
+# The built-ins whose whole space is their library's parameters (checked by params.check).
+CHECKED_TRAINABLES: tuple[str, ...] = tuple(LIBRARY_LABELS)
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ def alias_table(trainable: str) -> dict[str, str] | None:
     if trainable == "lightgbm":
         try:
             return _lightgbm_aliases()
-        except ImportError:
+        except (ImportError, OSError):
             return None
     if trainable == "xgboost":
         return dict(XGBOOST_ALIASES)
@@ -137,8 +137,8 @@ def alias_table(trainable: str) -> dict[str, str] | None:
 
 def name_table(trainable: str) -> NameTable:
     """The full table of ``trainable``'s names (imports the library; ImportError when absent)."""
-    if trainable not in BUILTIN_TRAINABLES:
-        raise ValueError(f"not a built-in trainable: {trainable!r}")
+    if trainable not in CHECKED_TRAINABLES:
+        raise ValueError(f"no parameter table for trainable {trainable!r}")
     return _name_table(trainable)
 
 

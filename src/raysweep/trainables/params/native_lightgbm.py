@@ -42,7 +42,10 @@ def _lib() -> ctypes.CDLL:
     name = names.get(sys.platform, "lib_lightgbm.so")
     for candidate in (package / "lib" / name, package / name, package / "bin" / name):
         if candidate.is_file():
-            lib = ctypes.cdll.LoadLibrary(str(candidate))
+            try:
+                lib = ctypes.cdll.LoadLibrary(str(candidate))
+            except OSError as exc:  # e.g. its OpenMP runtime (libgomp) is missing
+                raise ImportError(f"cannot load {candidate}: {exc}", name="lightgbm") from exc
             lib.LGBM_GetLastError.restype = ctypes.c_char_p
             return lib
     raise ImportError(f"lightgbm is installed but {name} was not found under {package}")

@@ -19,11 +19,10 @@ def resolve_space(trainable: str, space: Mapping[str, Any]) -> dict[str, Any]:
     know are left for the check to explain. ValueError when two keys name the
     same parameter. Without the library installed, ``space`` comes back as is.
     """
-    from raysweep.trainables.builtins import BUILTIN_TRAINABLES
     from raysweep.trainables.params.check import owned_reason
-    from raysweep.trainables.params.names import ROUNDS_CANONICAL, alias_table
+    from raysweep.trainables.params.names import CHECKED_TRAINABLES, ROUNDS_CANONICAL, alias_table
 
-    if trainable not in BUILTIN_TRAINABLES:
+    if trainable not in CHECKED_TRAINABLES:
         return dict(space)
     table = alias_table(trainable) or {}
     out: dict[str, Any] = {}
