@@ -61,6 +61,9 @@ def _cmd_resume(args: argparse.Namespace) -> int:
             gpus=args.gpus,
             allow_cpu=args.allow_cpu,
             address=args.address,
+            dashboard=args.dashboard,
+            dashboard_host=args.dashboard_host,
+            dashboard_port=args.dashboard_port,
             dry_run=args.dry_run,
             retry_errored=args.retry_errored,
         )
@@ -110,7 +113,11 @@ def _cmd_status(args: argparse.Namespace) -> int:
     from raysweep import views
     from raysweep.rundir import RunDir
 
-    print(views.status_text(RunDir(args.run_dir)))
+    run = RunDir(args.run_dir)
+    if args.watch is not None:
+        views.watch_status(run, args.watch, sys.stdout)
+    else:
+        print(views.status_text(run, as_json=args.json))
     return 0
 
 
@@ -130,6 +137,30 @@ def _cmd_gpus(args: argparse.Namespace) -> int:
     else:
         print(format_inventory(inventory))
     return 0
+
+
+def _add_dashboard_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--dashboard",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="start the Ray dashboard with a local Ray (default: on, bound to "
+        "127.0.0.1; --no-dashboard starts none)",
+    )
+    parser.add_argument(
+        "--dashboard-host",
+        default="127.0.0.1",
+        metavar="HOST",
+        help="dashboard bind address (default 127.0.0.1; any other address is reachable "
+        "from other machines and is warned about)",
+    )
+    parser.add_argument(
+        "--dashboard-port",
+        type=int,
+        default=8265,
+        metavar="PORT",
+        help="dashboard port (default 8265; the next free port when it is taken)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -172,19 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ADDR",
         help="join an existing Ray cluster (e.g. 'auto' or 'ray://host:10001')",
     )
-    run.add_argument(
-        "--dashboard",
-        action=argparse.BooleanOptionalAction,
-        default=False,
-        help="start the Ray dashboard (local Ray only; default: off)",
-    )
-    run.add_argument(
-        "--dashboard-host",
-        default="127.0.0.1",
-        metavar="HOST",
-        help="dashboard bind address (default 127.0.0.1)",
-    )
-    run.add_argument("--dashboard-port", type=int, default=8265, metavar="PORT")
+    _add_dashboard_flags(run)
     run.add_argument(
         "--resume",
         action="store_true",
@@ -223,6 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="change search.max_concurrent for this resume",
     )
     resume.add_argument("--address", metavar="ADDR", help="join an existing Ray cluster")
+    _add_dashboard_flags(resume)
     resume.add_argument(
         "--retry-errored",
         action="store_true",
@@ -247,8 +267,22 @@ def build_parser() -> argparse.ArgumentParser:
     schema = sub.add_parser("schema", help="print the JSON Schema of sweep.json")
     schema.set_defaults(func=_cmd_schema)
 
-    status = sub.add_parser("status", help="progress of a live or finished run")
+    status = sub.add_parser(
+        "status",
+        help="progress of a live or finished run (reads the run directory only)",
+        description="Trials running, pending, completed, stopped early and errored; the best "
+        "so far with its config; elapsed time and an ETA for a live run; the dashboard URL.",
+    )
     status.add_argument("run_dir", metavar="RUN_DIR")
+    status.add_argument("--json", action="store_true", help="print JSON for scripts")
+    status.add_argument(
+        "--watch",
+        nargs="?",
+        type=float,
+        const=2.0,
+        metavar="SECONDS",
+        help="refresh every SECONDS (default 2) until the run stops running",
+    )
     status.set_defaults(func=_cmd_status)
 
     lst = sub.add_parser("list", help="list the runs under a storage directory")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,6 +24,19 @@ _QUIET_LOGGERS = ("ray.tune.execution.tune_controller", "ray.tune.tune")
 _started_here = False  # whether this process started the Ray it is connected to
 
 
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+PORT_TRIES = 20  # a taken dashboard port moves up to this many ports on
+
+
+@dataclass(frozen=True)
+class RayInfo:
+    """The Ray a command runs on: its resources and, when one runs, the dashboard's URL."""
+
+    resources: dict[str, float]
+    dashboard_url: str | None = None
+    started_here: bool = False
+
+
 @dataclass(frozen=True)
 class RayOptions:
     """How to reach Ray: a local instance (started here) or an existing cluster."""
@@ -30,16 +44,35 @@ class RayOptions:
     address: str | None = None
     num_cpus: int | None = None
     num_gpus: int | None = None
-    include_dashboard: bool = False
+    include_dashboard: bool = True
     dashboard_host: str = "127.0.0.1"
     dashboard_port: int = 8265
     env_vars: Mapping[str, str] = field(default_factory=dict)
 
 
-def start_ray(options: RayOptions) -> dict[str, float]:
-    """``ray.init`` for a local instance or an existing cluster; returns its resources.
+def free_port(host: str, port: int) -> int:
+    """``port``, or the next one up that nothing listens on at ``host``."""
+    for candidate in range(port, port + PORT_TRIES):
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            try:
+                probe.bind((host, candidate))
+            except OSError:
+                continue
+            return candidate
+    return port  # let Ray report the clash
 
-    A Ray this process is already connected to is used as it is.
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` keeps the dashboard on this machine."""
+    return host in LOOPBACK_HOSTS or host.startswith("127.")
+
+
+def start_ray(options: RayOptions) -> RayInfo:
+    """``ray.init`` for a local instance or an existing cluster.
+
+    A Ray this process is already connected to is used as it is. A local Ray
+    starts the dashboard unless told not to, on ``dashboard_port`` or the next
+    free port.
     """
     import ray
 
@@ -48,7 +81,7 @@ def start_ray(options: RayOptions) -> dict[str, float]:
         logging.getLogger(name).setLevel(logging.CRITICAL)
     quiet_token_notice()
     if ray.is_initialized():
-        return dict(ray.cluster_resources())
+        return RayInfo(dict(ray.cluster_resources()))
     kwargs: dict[str, Any] = {
         "log_to_driver": False,
         "logging_level": logging.WARNING,
@@ -70,16 +103,22 @@ def start_ray(options: RayOptions) -> dict[str, float]:
                 os.environ.setdefault(key, value)
             environment = dict(os.environ)
             _started_here = True  # set first: a signal during init still shuts it down
-            ray.init(
+            port = options.dashboard_port
+            if options.include_dashboard:
+                port = free_port(options.dashboard_host, port)
+            context = ray.init(
                 num_cpus=options.num_cpus,
                 num_gpus=options.num_gpus,
                 include_dashboard=options.include_dashboard,
                 dashboard_host=options.dashboard_host,
-                dashboard_port=options.dashboard_port,
+                dashboard_port=port,
                 **kwargs,
             )
             actor_env.remember_local_ray(environment)
-    return dict(ray.cluster_resources())
+    url = getattr(context, "dashboard_url", None) or None
+    if url and not str(url).startswith("http"):
+        url = f"http://{url}"
+    return RayInfo(dict(ray.cluster_resources()), url, started_here=not options.address)
 
 
 def stop_ray() -> None:
@@ -109,8 +148,8 @@ def ray_running() -> bool:
 
 
 @contextmanager
-def ray_session(options: RayOptions) -> Iterator[dict[str, float]]:
-    """Start or join Ray for the block (yielding its resources); stop it after if started here."""
+def ray_session(options: RayOptions) -> Iterator[RayInfo]:
+    """Start or join Ray for the block; stop it afterwards if it was started here."""
     started_before = _started_here
     try:
         yield start_ray(options)

@@ -120,6 +120,7 @@ def run_alone(spec: SweepSpec, run: RunDir, record: TrialRecord) -> TrialRecord:
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     ray_options = RayOptions(
         num_gpus=plan.num_gpus,
+        include_dashboard=False,  # one short trial
         env_vars=dict(DETERMINISM_ENV) if spec.reproducibility.deterministic else {},
     )
     with ray_session(ray_options), tempfile.TemporaryDirectory(prefix="raysweep-repro-") as tmp:

@@ -82,6 +82,15 @@ def write_manifest(
     return manifest
 
 
+def add_manifest_warning(run: RunDir, warning: str) -> None:
+    """Add a warning about this invocation to repro.json's ``warnings``."""
+    manifest = run.read_manifest()
+    if not manifest:
+        return
+    manifest["warnings"] = [*manifest.get("warnings", []), warning]
+    run.write_manifest(manifest)
+
+
 def record_gpus_auto(run: RunDir, record: dict[str, Any]) -> None:
     """Put the packing the GPU probe chose (``gpus_per_trial: "auto"``) into repro.json."""
     manifest = run.read_manifest()

@@ -1,0 +1,198 @@
+"""A run's status as data: counts, best so far, elapsed and ETA, from the run directory alone.
+
+Live runs are read from trials.jsonl (one line per trial start and end) and
+trial_info.jsonl (whether a trial returned by itself or was stopped early);
+finished runs from results.json; a crashed or interrupted run from Ray's last
+experiment snapshot (what a resume will find). No Ray import: instant on any run.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from typing import Any
+
+from raysweep.errors import SweepError
+from raysweep.rundir import RunDir
+
+_RAY_STATUS = {
+    "TERMINATED": "finished",
+    "ERROR": "errored",
+    "RUNNING": "unfinished",
+    "PAUSED": "unfinished",
+    "PENDING": "pending",
+}
+COUNT_ORDER = ("running", "pending", "completed", "stopped", "finished", "unfinished", "errored")
+
+
+def run_status(run: RunDir, now: datetime | None = None) -> dict[str, Any]:
+    """Everything ``sweep status`` shows, as a JSON-ready dict."""
+    state = run.read_state()
+    if not state:
+        raise SweepError(f"{run} is not a raysweep run directory (no state.json)")
+    status = run.effective_status(state)
+    spec = _spec(run)
+    total = spec.total_trials if spec is not None else None
+    if status == "running":
+        counts, best, source = _live(run, spec, total)
+    elif status in ("completed", "failed") and run.has_results():
+        result = run.read_results()
+        counts, best, source = result.counts(), _best_of_results(run), "results.json"
+    else:
+        counts, best, source = _snapshot_counts(run, state), _best_of_results(run), "snapshot"
+    info: dict[str, Any] = {
+        "run": str(run.path),
+        "name": run.name,
+        "status": status,
+        "pid": state.get("pid"),
+        "host": state.get("host"),
+        "signal": state.get("signal"),
+        "trials": total,
+        "counts": {k: counts[k] for k in _ordered(counts)},
+        "source": source,
+        "best": best,
+        "started_at": _started_at(state),
+        "updated_at": state.get("updated_at"),
+        "dashboard_url": state.get("dashboard_url"),
+        "elapsed_s": None,
+        "eta_s": None,
+    }
+    if status == "running":
+        elapsed = _elapsed(info["started_at"], now or datetime.now(UTC))
+        info["elapsed_s"] = elapsed
+        info["eta_s"] = _eta(elapsed, counts, total, spec)
+    return info
+
+
+def _spec(run: RunDir) -> Any:
+    try:
+        return run.read_spec()
+    except SweepError:
+        return None
+
+
+def _ordered(counts: dict[str, int]) -> list[str]:
+    known = [k for k in COUNT_ORDER if k in counts]
+    return known + sorted(k for k in counts if k not in COUNT_ORDER)
+
+
+def _live(run: RunDir, spec: Any, total: int | None) -> tuple[dict[str, int], Any, str]:
+    """Counts and best so far of a live run from its event logs."""
+    returned = {r["trial_id"] for r in run.read_trial_info() if r.get("event") == "returned"}
+    started: set[str] = set()
+    ended: dict[str, dict[str, Any]] = {}
+    for event in run.read_events():
+        trial_id = str(event.get("trial_id"))
+        if event.get("event") == "start":
+            started.add(trial_id)
+        elif event.get("event") in ("ended", "errored"):
+            ended[trial_id] = event
+    counts: dict[str, int] = {"running": len(started - set(ended))}
+    for trial_id, event in ended.items():
+        if event["event"] == "errored":
+            kind = "errored"
+        else:
+            kind = "completed" if trial_id in returned else "stopped"
+        counts[kind] = counts.get(kind, 0) + 1
+    if total is not None:
+        counts["pending"] = max(0, total - len(started | set(ended)))
+    best = _best_of_events(list(ended.values()), spec)
+    return counts, best, "trials.jsonl"
+
+
+def _best_of_events(events: list[dict[str, Any]], spec: Any) -> dict[str, Any] | None:
+    if spec is None:
+        return None
+    metric, mode = spec.metric, spec.mode
+    best: dict[str, Any] | None = None
+    for event in events:
+        value = event.get("best", event.get(metric))
+        if not isinstance(value, int | float) or math.isnan(value) or event["event"] != "ended":
+            continue
+        if best is None or (value < best["value"] if mode == "min" else value > best["value"]):
+            best = {
+                "metric": metric,
+                "mode": mode,
+                "value": value,
+                "trial_id": event["trial_id"],
+                "config": event.get("config"),
+            }
+    return best
+
+
+def _best_of_results(run: RunDir) -> dict[str, Any] | None:
+    return run.read_best()
+
+
+def _snapshot_counts(run: RunDir, state: dict[str, Any]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for part in run.parts(state):
+        if not run.experiment_path(part).is_dir():
+            continue
+        for trial in run.trial_states(part):
+            name = _RAY_STATUS.get(trial["status"], str(trial["status"]).lower())
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def _started_at(state: dict[str, Any]) -> str | None:
+    commands = state.get("commands") or []
+    return str(commands[-1]["at"]) if commands else state.get("created_at")
+
+
+def _elapsed(started_at: str | None, now: datetime) -> float | None:
+    if not started_at:
+        return None
+    start = datetime.strptime(started_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    return max(0.0, (now - start).total_seconds())
+
+
+def _eta(elapsed: float | None, counts: dict[str, int], total: int | None, spec: Any) -> Any:
+    """Seconds left: from the pace of finished trials, capped by the time budget."""
+    if elapsed is None:
+        return None
+    budget = getattr(getattr(spec, "stop", None), "time_budget_s", None)
+    left_by_budget = max(0.0, budget - elapsed) if budget else None
+    done = sum(counts.get(k, 0) for k in ("completed", "stopped", "errored"))
+    if total is None or done == 0:
+        return left_by_budget
+    left = elapsed / done * max(0, total - done)
+    return min(left, left_by_budget) if left_by_budget is not None else left
+
+
+def format_status(info: dict[str, Any]) -> str:
+    """The status for people: a few lines."""
+    run, status = info["run"], info["status"]
+    head = f"{info['name']}: {status}"
+    if status == "crashed":
+        head += f" (driver pid {info['pid']} is gone; resume with: sweep resume {run})"
+    elif status == "interrupted":
+        head += f" by {info['signal'] or 'a signal'} (resume with: sweep resume {run})"
+    elif status == "running":
+        head += f" (driver pid {info['pid']} on {info['host']})"
+    counts = info["counts"]
+    shown = ", ".join(f"{n} {k}" for k, n in counts.items()) or "none"
+    total = f" (of {info['trials']})" if info["trials"] else ""
+    lines = [head, f"trials: {shown}{total} [{info['source']}]"]
+    if info["elapsed_s"] is not None:
+        eta = info["eta_s"]
+        lines.append(
+            f"elapsed: {_duration(info['elapsed_s'])}"
+            + (f", ETA {_duration(eta)}" if eta is not None else ", ETA unknown")
+        )
+    best = info["best"]
+    if best is not None:
+        lines.append(f"best: {best['metric']}={best['value']} (trial {best['trial_id']})")
+        if best.get("config"):
+            lines.append(f"best config: {best['config']}")
+    if info["dashboard_url"] and status == "running":
+        lines.append(f"dashboard: {info['dashboard_url']}")
+    lines.append(f"updated: {info['updated_at']}")
+    return "\n".join(lines)
+
+
+def _duration(seconds: float) -> str:
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
