@@ -56,6 +56,27 @@ def apply_overrides(data: Mapping[str, Any], overrides: Mapping[str, Any]) -> di
     return merged
 
 
+def absolute_data_paths(data: Mapping[str, Any], base: Path) -> dict[str, Any]:
+    """A copy of ``data`` whose relative file paths in ``trainable_args`` are made absolute.
+
+    A relative path resolves against ``base``, the directory of the sweep.json,
+    not the current directory: trial workers run elsewhere, and the spec records
+    the absolute path. A string counts as a path when ``base / value`` exists.
+    """
+    copied: dict[str, Any] = json.loads(json.dumps(data))
+    args = copied.get("trainable_args")
+    if not isinstance(args, dict):
+        return copied
+    for key, value in args.items():
+        if not isinstance(value, str) or not value or Path(value).expanduser().is_absolute():
+            continue
+        candidate = base / value
+        looks_like_path = "/" in value or "\\" in value or "." in value
+        if looks_like_path and candidate.exists():
+            args[key] = str(candidate.resolve())
+    return copied
+
+
 def parse_spec(data: Mapping[str, Any], source: str = "config") -> SweepSpec:
     """Validate a config dict into a SweepSpec; ConfigError lists every problem by path.
 

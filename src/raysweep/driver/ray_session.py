@@ -48,6 +48,20 @@ class RayOptions:
     dashboard_host: str = "127.0.0.1"
     dashboard_port: int = 8265
     env_vars: Mapping[str, str] = field(default_factory=dict)
+    # on a cluster only: the user's code and a directory that travel to every node
+    py_modules: tuple[str, ...] = ()
+    working_dir: str | None = None
+
+    def cluster_runtime_env(self) -> dict[str, Any] | None:
+        """The job-level runtime environment when joining a cluster (None: nothing to add)."""
+        env: dict[str, Any] = {}
+        if self.env_vars:
+            env["env_vars"] = dict(self.env_vars)
+        if self.py_modules:
+            env["py_modules"] = list(self.py_modules)
+        if self.working_dir:
+            env["working_dir"] = self.working_dir
+        return env or None
 
 
 def free_port(host: str, port: int) -> int:
@@ -89,9 +103,8 @@ def start_ray(options: RayOptions) -> RayInfo:
     }
     with keep_sigterm_handler():
         if options.address:
-            env = dict(options.env_vars)
-            ray.init(
-                address=options.address, runtime_env={"env_vars": env} if env else None, **kwargs
+            context = ray.init(
+                address=options.address, runtime_env=options.cluster_runtime_env(), **kwargs
             )
         else:
             # A local Ray's workers inherit this process's environment. A job-level
