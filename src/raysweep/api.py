@@ -28,6 +28,7 @@ from raysweep.errors import RunDirExistsError
 from raysweep.gpu.allocation import GPUPlan
 from raysweep.gpu.planning import PROBE_SECONDS, plan_gpus, probe_iterations, recorded_spec
 from raysweep.rundir import TUNE_DIR, Part, RunDir
+from raysweep.search.points import WarmStart, load_warm_start
 from raysweep.trainables.builtins import planned_replicas
 from raysweep.trainables.checks import check_trainable
 
@@ -56,6 +57,7 @@ class RunOptions:
     dry_run: bool = False
     resume: bool = False  # sweep run --resume: continue the run of the same name if it exists
     retry_errored: bool = False  # on resume, rerun errored trials from their last checkpoint
+    warm_start: Path | None = None  # best-configs export whose configurations run first
 
     def ray_options(self) -> RayOptions:
         """The ``RayOptions`` of these flags."""
@@ -105,8 +107,9 @@ def run_sweep(
                 f"or continue it with: sweep resume {run}"
             )
         gpu_plan = plan_gpus(spec, options.gpus, options.allow_cpu, bool(options.address))
+        warm = load_warm_start(options.warm_start, spec) if options.warm_start else None
         if options.dry_run:
-            print(_dry_run_text(spec, run, gpu_plan), file=out)
+            print(_dry_run_text(spec, run, gpu_plan, warm), file=out)
             return 0
         driver = _driver(out)
         try:
@@ -118,7 +121,12 @@ def run_sweep(
             ) from None
         first = Phase("fit", Part(TUNE_DIR, spec.total_trials, 0))
         drive_options = driver.DriveOptions(
-            options.ray_options(), gpu_plan, options.gpus, record=spec
+            options.ray_options(),
+            gpu_plan,
+            options.gpus,
+            record=spec,
+            warm_start=warm,
+            record_warm_start=warm is not None,
         )
         return int(driver.drive(spec, run, [first], drive_options, out, owned))
 
@@ -145,6 +153,14 @@ def resume_sweep(
         state = run.read_state()
         parts = recorded_parts(run, state, stored)
         phases = plan_phases(run, parts, spec, options.retry_errored)
+        if options.warm_start is not None:
+            print(
+                f"note: --warm-start {options.warm_start} ignored: a resumed run keeps the "
+                "starting points it was started with",
+                file=out,
+            )
+        recorded_warm = run.read_warm_start(state)
+        warm = WarmStart.from_json(recorded_warm) if recorded_warm else None
         if not phases and state.get("status") == "completed":
             print(f"{run}: complete ({spec.total_trials} trials); nothing to resume", file=out)
             return 0
@@ -166,6 +182,7 @@ def resume_sweep(
             options.gpus,
             record=record,
             retry_errored=options.retry_errored,
+            warm_start=warm,
         )
         return int(driver.drive(spec, run, phases, drive_options, out, owned))
 
@@ -193,12 +210,17 @@ def _driver(out: IO[str] = sys.stdout) -> ModuleType:
     return run
 
 
-def _dry_run_text(spec: SweepSpec, run: RunDir, gpu_plan: GPUPlan) -> str:
+def _dry_run_text(
+    spec: SweepSpec, run: RunDir, gpu_plan: GPUPlan, warm: WarmStart | None = None
+) -> str:
     lines = [
         f"dry run: would write {run}",
         f"trials: {spec.total_trials} ({spec.search.algorithm}, {spec.scheduler.type})",
         f"gpus: {list(gpu_plan.physical_ids) or 'none'}",
     ]
+    if warm is not None:
+        lines.append(f"warm start: {len(warm.points)} configuration(s) from {warm.source} first")
+        lines.extend(f"  {note}" for note in warm.notes)
     if spec.resources.gpus_auto and gpu_plan.cpu_fallback:
         lines.append("gpus per trial: auto, but no GPU: trials run on CPUs (--allow-cpu)")
     elif not spec.resources.gpus_auto:

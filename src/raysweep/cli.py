@@ -46,6 +46,7 @@ def _run_options(args: argparse.Namespace) -> RunOptions:
         dry_run=args.dry_run,
         resume=args.resume,
         retry_errored=args.retry_errored,
+        warm_start=Path(args.warm_start) if args.warm_start else None,
     )
 
 
@@ -215,6 +216,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --resume: rerun errored trials from their last checkpoint "
         "(default: keep them as errored)",
+    )
+    run.add_argument(
+        "--warm-start",
+        metavar="FILE",
+        help="evaluate the configurations of FILE (a 'sweep best --export' file) first, "
+        "then let the searcher propose (random, optuna, hyperopt; grid ignores it)",
     )
     run.add_argument(
         "--dry-run",

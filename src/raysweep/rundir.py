@@ -185,6 +185,28 @@ class RunDir:
             return "crashed"
         return status
 
+    def write_warm_start(self, record: dict[str, Any]) -> None:
+        """Record the run's warm-start points (``sweep run --warm-start``) in state.json.
+
+        ``record``: ``{"source", "points", "notes"}``; a resume that has to start the
+        first experiment again suggests the same points first.
+        """
+        self.update_state(warm_start=record)
+
+    def read_warm_start(self, state: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """The warm-start record of state.json (None for a run started without one)."""
+        state = self.read_state() if state is None else state
+        record = state.get("warm_start")
+        return dict(record) if isinstance(record, dict) else None
+
+    def modified_at(self) -> float:
+        """When the run last changed (epoch seconds): its directory's mtime.
+
+        Every state change renames a new state.json into the directory, which sets
+        the directory's mtime; ``touch -d`` on the directory sets it too.
+        """
+        return self.path.stat().st_mtime
+
     def parts(self, state: dict[str, Any] | None = None) -> list[Part]:
         """The run's Ray Tune experiments, oldest first (state.json's ``experiments``)."""
         state = self.read_state() if state is None else state

@@ -35,6 +35,7 @@ from raysweep.repro.determinism import DETERMINISM_ENV
 from raysweep.repro.manifest import write_manifest
 from raysweep.rundir import Part, RunDir
 from raysweep.runlog import RunLog
+from raysweep.search.points import WarmStart
 from raysweep.tuner.build import BuildOptions
 from raysweep.tuner.ray_env import apply_run_env_defaults
 
@@ -50,6 +51,8 @@ class DriveOptions:
     gpus_flag: str | None = None  # --gpus as given (for the note when a cluster ignores it)
     record: SweepSpec | None = None  # a spec to (re)write to spec.json once the lock is held
     retry_errored: bool = False
+    warm_start: WarmStart | None = None  # points the first experiment suggests first
+    record_warm_start: bool = False  # a new run: write warm_start to state.json
 
 
 def drive(
@@ -68,6 +71,8 @@ def drive(
             if options.record is not None:
                 run.write_spec(options.record)
             run.mark("running")
+            if options.record_warm_start and options.warm_start is not None:
+                run.write_warm_start(options.warm_start.to_json())
             if options.record is not None or not run.manifest_path.is_file():
                 write_manifest(run, options.record or spec, options.gpu_plan, run.read_packing())
             stop.check()
@@ -79,6 +84,7 @@ def drive(
             )
             for notice in run_notices(spec):
                 log.print(notice)
+            _log_warm_start(options.warm_start, phases, log)
             # Ray starts even with no phase left: Ray's Trial objects need it to find files.
             with ray_session(_ray_options(spec, options)) as cluster:
                 stop.check()
@@ -173,6 +179,7 @@ def _run_phase(
         warm_start=None
         if restoring or not phase.warm_start
         else run.experiment_path(phase.warm_start),
+        warm_start_points=_first_points(phase, options.warm_start),
         info_path=run.trial_info_path,
     )
     exp_dir = run.experiment_path(phase.part)
@@ -190,6 +197,30 @@ def _run_phase(
     if phase.part not in parts:
         run.set_parts([*parts, phase.part])
     return run_tuner(spec, build)
+
+
+def _first_points(phase: Phase, warm_start: WarmStart | None) -> tuple[dict[str, Any], ...]:
+    """Warm-start points for the run's first experiment (none for an extension)."""
+    if warm_start is None or phase.part.start_index or phase.warm_start:
+        return ()
+    return warm_start.points
+
+
+def _log_warm_start(warm_start: WarmStart | None, phases: list[Phase], log: RunLog) -> None:
+    """Say what warm start does, when the first experiment starts here (not on a restore)."""
+    fresh = any(p.kind == "fit" and not p.part.start_index and not p.warm_start for p in phases)
+    if warm_start is None or not fresh:
+        return
+    count = len(warm_start.points)
+    if count:
+        log.print(
+            f"Warm start: {count} configuration(s) from {warm_start.source} evaluated first "
+            f"(trial indices 0...{count - 1})"
+        )
+    else:
+        log.print(f"Warm start: no configuration of {warm_start.source} is used")
+    for note in warm_start.notes:
+        log.print(f"  {note}")
 
 
 def _earlier_progress(

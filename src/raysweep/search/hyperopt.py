@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ray.tune.search import Searcher
 
 from raysweep.config.schema import HyperOptOptions
+from raysweep.search.points import complete_points
 
 N_INITIAL_POINTS: int = HyperOptOptions.model_fields["n_initial_points"].default
 GAMMA: float = HyperOptOptions.model_fields["gamma"].default
@@ -19,11 +21,13 @@ def make_hyperopt(
     metric: str,
     mode: str,
     options: dict[str, Any],
+    points: Sequence[Mapping[str, Any]] = (),
 ) -> Searcher:
     """HyperOptSearch seeded through its own ``random_state_seed``.
 
     Option defaults are the config's (``HyperOptOptions``): 10 random trials
-    before TPE, not Ray's 20.
+    before TPE, not Ray's 20. ``points``: warm-start configurations, suggested
+    first (``points_to_evaluate``); missing parameters are drawn with ``seed``.
     """
     from ray.tune.search.hyperopt import HyperOptSearch
 
@@ -34,4 +38,5 @@ def make_hyperopt(
         random_state_seed=seed,
         n_initial_points=int(options.get("n_initial_points", N_INITIAL_POINTS)),
         gamma=float(options.get("gamma", GAMMA)),
+        points_to_evaluate=complete_points(points, space, seed) if points else None,
     )

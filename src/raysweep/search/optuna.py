@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import optuna
@@ -10,6 +11,7 @@ from ray.tune.search import Searcher
 from ray.tune.search.optuna import OptunaSearch
 
 from raysweep.config.schema import OptunaOptions
+from raysweep.search.points import complete_points
 
 ITERATION = "training_iteration"
 N_STARTUP_TRIALS: int = OptunaOptions.model_fields["n_startup_trials"].default
@@ -78,11 +80,14 @@ def make_optuna(
     mode: str,
     options: dict[str, Any],
     full_length: int | None = None,
+    points: Sequence[Mapping[str, Any]] = (),
 ) -> Searcher:
     """OptunaSearch with a seeded sampler chosen by ``options.sampler``.
 
     ``full_length``: iterations of a trial no scheduler stopped (None when trials
     are never stopped early); shorter trials are told to Optuna as pruned.
+    ``points``: warm-start configurations, enqueued in the study before anything
+    is sampled (``points_to_evaluate``); missing parameters are drawn with ``seed``.
     """
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     name = options.get("sampler", "tpe")
@@ -104,4 +109,5 @@ def make_optuna(
         mode=mode,
         sampler=sampler,
         full_length=full_length,
+        points_to_evaluate=complete_points(points, space, seed) if points else None,
     )

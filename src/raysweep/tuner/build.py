@@ -42,6 +42,7 @@ class BuildOptions:
     num_samples: int | None = None  # trials of this experiment (default: the spec's total)
     start_index: int = 0  # trial index of the experiment's first suggestion
     warm_start: Path | None = None  # earlier experiment whose searcher state to continue
+    warm_start_points: tuple[dict[str, Any], ...] = ()  # configs to suggest first (--warm-start)
     info_path: Path | None = None  # trial_info.jsonl (default: none is written)
     # overrides for the GPU probe and sweep repro
     fixed_trial: tuple[Mapping[str, Any], int] | None = None  # (config, index): no searcher
@@ -125,7 +126,9 @@ def build_tuner_parts(spec: SweepSpec, options: BuildOptions) -> TunerParts:
         search_alg, num_samples = None, 1
     else:
         param_space = constant_space(spec)
-        search_alg = build_search_alg(spec, options.start_index, options.warm_start)
+        search_alg = build_search_alg(
+            spec, options.start_index, options.warm_start, options.warm_start_points
+        )
         num_samples = options.num_samples or spec.total_trials
     tune_config = tune.TuneConfig(
         metric=spec.metric,

@@ -8,6 +8,7 @@ change the limit.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +38,13 @@ class SweepSearch(SearchGenerator):
             limiter.max_concurrent = wanted
 
 
-def build_searcher(spec: SweepSpec) -> Searcher:
+def build_searcher(spec: SweepSpec, points: Sequence[Mapping[str, Any]] = ()) -> Searcher:
     """The spec's searcher, wrapped so every suggestion carries its trial index.
 
     In strict mode the searcher is also batched (``IndexedSearcher(BatchedSearcher(inner))``)
     so suggestions and what the searcher learns do not depend on timing.
+    ``points``: warm-start configurations (search/points.py) the searcher suggests
+    first, so they take the first trial indices; grid search takes none.
     """
     factory = lookup(SEARCHERS, "search algorithm", spec.search.algorithm)
     space = to_param_space(spec.space)
@@ -57,6 +60,7 @@ def build_searcher(spec: SweepSpec) -> Searcher:
         metric=spec.metric,
         mode=spec.mode,
         options=dict(spec.search.options),
+        points=() if spec.search.algorithm == "grid" else tuple(points),
         **extra,
     )
     if spec.reproducibility.strict:
@@ -77,14 +81,18 @@ def innermost(searcher: Searcher | SearchGenerator) -> Searcher:
 
 
 def build_search_alg(
-    spec: SweepSpec, start_index: int = 0, warm_start: Path | None = None
+    spec: SweepSpec,
+    start_index: int = 0,
+    warm_start: Path | None = None,
+    points: Sequence[Mapping[str, Any]] = (),
 ) -> SweepSearch:
     """The spec's searcher chain, numbering trials from ``start_index``.
 
     ``warm_start``: an earlier experiment of the run whose searcher the new one
     continues (tuner/warmstart.py); used by ``--num-samples`` extensions.
+    ``points``: configurations to suggest first (``sweep run --warm-start``).
     """
-    searcher = build_searcher(spec)
+    searcher = build_searcher(spec, points)
     if isinstance(searcher, IndexedSearcher):
         searcher.next_index = start_index
     if warm_start is not None:

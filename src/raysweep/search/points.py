@@ -1,0 +1,206 @@
+"""Warm-start points: earlier best configurations a new sweep evaluates first.
+
+``sweep run --warm-start FILE`` reads a best-configs export (``{"configurations":
+[...]}``, what ``sweep best --export`` and nightly.sh write; a best_config.json
+with one ``config`` works too) and keeps, from each configuration, only the
+parameters the sweep samples and only values its space allows. What is dropped
+is said in notes that the run's log shows. The data changed since those configs
+were scored, so they are evaluated again: the searchers get them as starting
+points (Ray Tune's ``points_to_evaluate`` for Optuna and HyperOpt, the first
+suggestions of raysweep's random search), and they take the first trial indices.
+Grid search skips them: it evaluates every grid point anyway.
+
+Pure Python: the orchestrator checks the file before anything is written, and
+``sweep validate`` or a dry run never imports Ray for it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from raysweep.config.schema import SweepSpec, is_sampled
+from raysweep.config.space import (
+    ChoiceParam,
+    GridParam,
+    IntParam,
+    LogUniformParam,
+    QUniformParam,
+    UniformParam,
+)
+from raysweep.errors import ConfigError
+
+Point = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class WarmStart:
+    """Starting points for a sweep, where they came from, and what was dropped."""
+
+    source: str
+    points: tuple[Point, ...]
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "points": list(self.points), "notes": list(self.notes)}
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> WarmStart:
+        return WarmStart(
+            source=str(data.get("source", "")),
+            points=tuple(dict(p) for p in data.get("points", [])),
+            notes=tuple(str(n) for n in data.get("notes", [])),
+        )
+
+
+def read_configurations(path: Path) -> list[Point]:
+    """The configurations of a best-configs export, best first (ConfigError naming the problem)."""
+    where = f"--warm-start {path}"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{where}: no such file") from None
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{where}: not readable JSON ({exc})") from None
+    if isinstance(data, dict) and "configurations" in data:
+        configs = data["configurations"]
+    elif isinstance(data, dict) and isinstance(data.get("config"), dict):
+        configs = [data["config"]]  # a best_config.json
+    else:
+        raise ConfigError(
+            f"{where}: expected an object with 'configurations' (a list of configs), as "
+            f"written by 'sweep best --export'; got {_describe(data)}"
+        )
+    if not isinstance(configs, list) or not all(isinstance(c, dict) for c in configs):
+        raise ConfigError(
+            f"{where}: 'configurations' must be a list of objects (got {_describe(configs)})"
+        )
+    return [dict(c) for c in configs]
+
+
+def load_warm_start(path: Path, spec: SweepSpec) -> WarmStart:
+    """The points of ``path`` that ``spec``'s sweep can use."""
+    points, notes = select_points(spec, read_configurations(path))
+    return WarmStart(source=str(path), points=points, notes=tuple(notes))
+
+
+def select_points(
+    spec: SweepSpec, configurations: Sequence[Mapping[str, Any]]
+) -> tuple[tuple[Point, ...], list[str]]:
+    """The usable part of each configuration, and a note for everything dropped.
+
+    Kept: parameters the sweep samples (constants are the sweep's own; grid
+    parameters of a random search stay the grid's), with a value the space
+    allows. A configuration left with nothing, or equal to one kept earlier, is
+    dropped; at most ``spec.total_trials`` points are kept (best first).
+    """
+    if spec.search.algorithm == "grid":
+        return (), ["warm start skipped: grid search evaluates every grid point anyway"]
+    sampled = {
+        name: param
+        for name, param in spec.space.items()
+        if is_sampled(param) and not isinstance(param, GridParam)
+    }
+    notes: list[str] = []
+    points: list[Point] = []
+    for number, config in enumerate(configurations, start=1):
+        point: Point = {}
+        for name, value in config.items():
+            if name not in sampled:
+                if name not in spec.space:
+                    notes.append(f"configuration {number}: {name!r} dropped (not in the space)")
+                elif isinstance(spec.space[name], GridParam):
+                    notes.append(f"configuration {number}: {name!r} dropped (the grid sets it)")
+                elif spec.space[name] != value:
+                    notes.append(
+                        f"configuration {number}: {name!r} dropped (a constant here: "
+                        f"{json.dumps(spec.space[name])}, got {json.dumps(value)})"
+                    )
+                continue
+            allowed, why = allowed_value(sampled[name], value)
+            if allowed is _REFUSED:
+                notes.append(f"configuration {number}: {name!r} dropped ({why})")
+                continue
+            point[name] = allowed
+        if not point:
+            notes.append(f"configuration {number} dropped: no parameter of the space left")
+        elif point in points:
+            notes.append(f"configuration {number} dropped: same as an earlier one")
+        else:
+            points.append(point)
+    if len(points) > spec.total_trials:
+        notes.append(
+            f"{len(points) - spec.total_trials} configuration(s) beyond the sweep's "
+            f"{spec.total_trials} trials dropped"
+        )
+        points = points[: spec.total_trials]
+    return tuple(points), notes
+
+
+_REFUSED = object()
+
+
+def allowed_value(param: Any, value: Any) -> tuple[Any, str]:
+    """``(value, "")`` as the parameter takes it, or ``(_REFUSED, why)``."""
+    if isinstance(param, ChoiceParam):
+        if any(_same(value, v) for v in param.values):
+            return value, ""
+        return _REFUSED, f"{json.dumps(value)} is not one of {json.dumps(param.values)}"
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return _REFUSED, f"{json.dumps(value)} is not a finite number"
+    if isinstance(param, IntParam):
+        if not float(value).is_integer():
+            return _REFUSED, f"{value} is not an integer"
+        number = int(value)
+        on_step = param.step == 1 or (number - param.low) % param.step == 0
+        if not on_step and number % param.step:  # Ray's qrandint rounds to multiples of step
+            return _REFUSED, f"{number} is not on the step {param.step} from {param.low}"
+        if not param.low <= number <= param.high:
+            return _REFUSED, f"{number} is outside [{param.low}, {param.high}]"
+        return number, ""
+    if isinstance(param, UniformParam | LogUniformParam | QUniformParam):
+        if not param.low <= value <= param.high:
+            return _REFUSED, f"{value} is outside [{param.low}, {param.high}]"
+        return float(value), ""
+    return _REFUSED, f"unsupported parameter type {type(param).__name__}"
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality: ``True`` is not ``1``."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    return bool(a == b)
+
+
+def complete_points(
+    points: Sequence[Mapping[str, Any]], domains: Mapping[str, Any], seed: int
+) -> list[Point]:
+    """Points with every parameter of ``domains``: a missing one is drawn with ``seed``.
+
+    Optuna and HyperOpt take only whole points; ``domains`` are Ray Tune domains
+    (``.sample(random_state=...)``).
+    """
+    import numpy as np
+
+    random_state = np.random.RandomState(seed % 2**32)
+    completed = []
+    for point in points:
+        full = {}
+        for name, domain in domains.items():
+            full[name] = point[name] if name in point else _sample(domain, random_state)
+        completed.append(full)
+    return completed
+
+
+def _sample(domain: Any, random_state: Any) -> Any:
+    value = domain.sample(random_state=random_state)
+    return value.item() if hasattr(value, "item") else value
+
+
+def _describe(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."
