@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from raysweep.cli_nightly import add_nightly_commands
 from raysweep.errors import SweepError
 
 if TYPE_CHECKING:
@@ -132,7 +133,12 @@ def _cmd_list(args: argparse.Namespace) -> int:
 def _cmd_gpus(args: argparse.Namespace) -> int:
     from raysweep.gpu.inventory import format_inventory, inventory_to_json, read_inventory
 
-    inventory = read_inventory()
+    if args.require is not None:
+        from raysweep.nightly import require_gpus
+
+        inventory = require_gpus(args.require)
+    else:
+        inventory = read_inventory()
     if args.json:
         print(json.dumps(inventory_to_json(inventory), indent=2))
     else:
@@ -303,12 +309,24 @@ def build_parser() -> argparse.ArgumentParser:
     best = sub.add_parser("best", help="print the best trial(s) of a run")
     best.add_argument("run_dir", metavar="RUN_DIR")
     best.add_argument("--top", type=int, default=1, metavar="K", help="show the K best trials")
-    best.add_argument("--export", metavar="FILE", help="also write the best config as JSON to FILE")
+    best.add_argument(
+        "--export",
+        metavar="FILE",
+        help="also write FILE atomically: the best trial's fields (trial_id, metric, mode, "
+        "value, config), plus configurations and values of the top K (best first), run "
+        "and generated_at",
+    )
     best.set_defaults(func=_cmd_best)
 
     gpus = sub.add_parser("gpus", help="GPU inventory through NVML")
     gpus.add_argument("--json", action="store_true", help="print JSON")
+    gpus.add_argument(
+        "--require",
+        metavar="IDS",
+        help="exit 2 unless these GPUs exist ('0,1', 'all' for at least one, 'none')",
+    )
     gpus.set_defaults(func=_cmd_gpus)
+    add_nightly_commands(sub)
     return parser
 
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from raysweep.errors import SweepError
 from raysweep.jsonio import write_json_atomic
 from raysweep.report.export import best_config_json
-from raysweep.rundir import RunDir, list_runs
+from raysweep.report.records import SweepResult, TrialRecord
+from raysweep.rundir import RunDir, list_runs, utc_now
 from raysweep.status import format_status, run_status
 
 
@@ -24,16 +25,33 @@ def report_text(run: RunDir) -> str:
 
 
 def best_text(run: RunDir, top: int = 1, export: str | None = None) -> str:
-    """The best trial (or the top K) as JSON; optionally exported to a file."""
+    """The best trial (or the top K) as JSON; optionally exported to a file (export_json)."""
     result = run.read_results()
     ranked = result.ranked()
     if not ranked:
         raise SweepError(f"{run}: no trial reported {result.metric!r}")
     if export:
-        write_json_atomic(export, best_config_json(result, ranked[0]))
+        write_json_atomic(export, export_json(run, result, ranked[: max(top, 1)]))
     if top <= 1:
         return json.dumps(best_config_json(result, ranked[0]), indent=2)
     return json.dumps([best_config_json(result, t) for t in ranked[:top]], indent=2)
+
+
+def export_json(run: RunDir, result: SweepResult, top: list[TrialRecord]) -> dict[str, Any]:
+    """``sweep best --export``: best_config.json's fields for the best trial, plus the top K.
+
+    ``configurations``/``values``: the top K configs and their metric, best first
+    (what ``sweep run --warm-start`` and nightly.sh read); ``run``: the run's name;
+    ``generated_at``: UTC time of the export.
+    """
+    return {
+        **best_config_json(result, top[0]),
+        "configurations": [t.config for t in top],
+        "values": [t.best_metric for t in top],
+        "run": run.name,
+        "run_dir": str(run.path.resolve()),
+        "generated_at": utc_now(),
+    }
 
 
 def status_text(run: RunDir, as_json: bool = False) -> str:
