@@ -112,7 +112,7 @@ def record_night(night: NightInput) -> tuple[dict[str, Any], dict[str, Any]]:
     payload = {
         "event": event,
         "status": line["status"],
-        "run_dir": str(night.run.path) if night.run else None,
+        "run_dir": str(night.run.path.resolve()) if night.run else None,
         "exit_code": night.exit_code,
         "reason": line["reason"],
         "best": best,

@@ -51,7 +51,21 @@ def pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """Whether ``pid`` has exited but is not reaped yet (Linux's /proc; False elsewhere).
+
+    A driver killed with its process group is reparented to init, which may take
+    seconds to reap it; until then ``kill(pid, 0)`` still succeeds.
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    fields = stat.rsplit(")", 1)[-1].split()
+    return bool(fields) and fields[0] == "Z"
 
 
 def extension_dir(number: int) -> str:
