@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
 REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+# Every Ray the tests start (and the processes they start inherit this) binds and
+# talks on 127.0.0.1 only: Ray's switch for single-machine clusters.
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 
 @pytest.fixture(scope="session")
@@ -31,6 +34,7 @@ def ray_session() -> Iterator[None]:
 
     if not ray.is_initialized():
         ray.init(
+            address="local",  # never join another Ray running on the machine
             num_cpus=2,
             num_gpus=4,
             include_dashboard=False,

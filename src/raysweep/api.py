@@ -13,18 +13,25 @@ never by ``sweep validate`` or the read-only commands.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import IO, TYPE_CHECKING
 
-from raysweep.config.load import apply_overrides, load_config_file, parse_spec, spec_to_json
+from raysweep.config.load import (
+    absolute_data_paths,
+    apply_overrides,
+    load_config_file,
+    parse_spec,
+    spec_to_json,
+)
 from raysweep.config.schema import SweepSpec
 from raysweep.driver.lock import check_unlocked
 from raysweep.driver.phases import Phase, plan_phases, recorded_parts, resumed_spec
 from raysweep.driver.signals import GracefulStop
-from raysweep.errors import RunDirExistsError
+from raysweep.errors import ConfigError, RunDirExistsError
 from raysweep.gpu.allocation import GPUPlan
 from raysweep.gpu.planning import PROBE_SECONDS, plan_gpus, probe_iterations, recorded_spec
 from raysweep.rundir import TUNE_DIR, Part, RunDir
@@ -34,6 +41,8 @@ from raysweep.trainables.checks import check_trainable
 
 if TYPE_CHECKING:
     from raysweep.driver.ray_session import RayOptions
+
+JOB_CONFIG_ENV = "RAY_JOB_CONFIG_JSON_ENV_VAR"  # set by Ray for a Ray Job's entrypoint
 
 __all__ = ["RunOptions", "load_run_spec", "rerun_trial", "resume_sweep", "run_sweep"]
 
@@ -51,9 +60,10 @@ class RunOptions:
     gpus: str | None = None
     allow_cpu: bool = False
     address: str | None = None
-    dashboard: bool = False
+    dashboard: bool = True
     dashboard_host: str = "127.0.0.1"
     dashboard_port: int = 8265
+    working_dir: Path | None = None  # shipped to a cluster's nodes (--working-dir)
     dry_run: bool = False
     resume: bool = False  # sweep run --resume: continue the run of the same name if it exists
     retry_errored: bool = False  # on resume, rerun errored trials from their last checkpoint
@@ -64,11 +74,16 @@ class RunOptions:
         from raysweep.driver.ray_session import RayOptions
 
         return RayOptions(
-            address=self.address,
+            address=self.cluster_address(),
             include_dashboard=self.dashboard,
             dashboard_host=self.dashboard_host,
             dashboard_port=self.dashboard_port,
+            working_dir=str(self.working_dir.resolve()) if self.working_dir else None,
         )
+
+    def cluster_address(self) -> str | None:
+        """The Ray cluster to join: ``--address``, else ``RAY_ADDRESS`` (set inside a Ray Job)."""
+        return self.address or os.environ.get("RAY_ADDRESS") or None
 
 
 def load_run_spec(options: RunOptions) -> SweepSpec:
@@ -82,6 +97,7 @@ def load_run_spec(options: RunOptions) -> SweepSpec:
         "search.max_concurrent": options.max_concurrent,
     }
     data = apply_overrides(load_config_file(options.config), overrides)
+    data = absolute_data_paths(data, options.config.resolve().parent)
     spec = parse_spec(data, source=str(options.config))
     check_trainable(spec)
     return spec
@@ -97,6 +113,12 @@ def run_sweep(
     """
     with stop or GracefulStop() as owned:
         spec = load_run_spec(options)
+        if JOB_CONFIG_ENV in os.environ and not options.storage.is_absolute():
+            raise ConfigError(
+                f"--storage {options.storage}: inside a Ray Job the working directory is a "
+                "temporary copy that Ray removes; give an absolute path on storage that "
+                "outlives the job (e.g. --storage /shared/runs)"
+            )
         run = RunDir((options.storage / spec.name).resolve())
         if options.resume and run.has_spec():
             return resume_sweep(run.path, options, out, config=spec, stop=owned)
@@ -106,7 +128,7 @@ def run_sweep(
                 f"run directory {run} already exists; choose another --name, "
                 f"or continue it with: sweep resume {run}"
             )
-        gpu_plan = plan_gpus(spec, options.gpus, options.allow_cpu, bool(options.address))
+        gpu_plan = plan_gpus(spec, options.gpus, options.allow_cpu, bool(options.cluster_address()))
         warm = load_warm_start(options.warm_start, spec) if options.warm_start else None
         if options.dry_run:
             print(_dry_run_text(spec, run, gpu_plan, warm), file=out)
@@ -166,7 +188,10 @@ def resume_sweep(
             return 0
         # "auto" keeps the packing the run's probe chose (drive() applies it again, and logs it)
         gpu_plan = plan_gpus(
-            recorded_spec(spec, run), options.gpus, options.allow_cpu, bool(options.address)
+            recorded_spec(spec, run),
+            options.gpus,
+            options.allow_cpu,
+            bool(options.cluster_address()),
         )
         if options.dry_run:
             steps = [f"{p.kind} {p.part.dir}/ ({p.part.trials} trials)" for p in phases]

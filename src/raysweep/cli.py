@@ -44,6 +44,7 @@ def _run_options(args: argparse.Namespace) -> RunOptions:
         dashboard=args.dashboard,
         dashboard_host=args.dashboard_host,
         dashboard_port=args.dashboard_port,
+        working_dir=Path(args.working_dir) if args.working_dir else None,
         dry_run=args.dry_run,
         resume=args.resume,
         retry_errored=args.retry_errored,
@@ -66,6 +67,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
             dashboard=args.dashboard,
             dashboard_host=args.dashboard_host,
             dashboard_port=args.dashboard_port,
+            working_dir=Path(args.working_dir) if args.working_dir else None,
             dry_run=args.dry_run,
             retry_errored=args.retry_errored,
         )
@@ -146,6 +148,15 @@ def _cmd_gpus(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_working_dir_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--working-dir",
+        metavar="DIR",
+        help="with a cluster: ship DIR (data files, configs) to every node; files the config "
+        "names inside it are found there",
+    )
+
+
 def _add_dashboard_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dashboard",
@@ -208,8 +219,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--address",
         metavar="ADDR",
-        help="join an existing Ray cluster (e.g. 'auto' or 'ray://host:10001')",
+        help="join an existing Ray cluster ('auto', HOST:PORT or ray://HOST:10001; default: "
+        "RAY_ADDRESS when set, else start a local Ray)",
     )
+    _add_working_dir_flag(run)
     _add_dashboard_flags(run)
     run.add_argument(
         "--resume",
@@ -255,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="change search.max_concurrent for this resume",
     )
     resume.add_argument("--address", metavar="ADDR", help="join an existing Ray cluster")
+    _add_working_dir_flag(resume)
     _add_dashboard_flags(resume)
     resume.add_argument(
         "--retry-errored",

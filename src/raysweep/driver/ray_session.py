@@ -24,6 +24,7 @@ _QUIET_LOGGERS = ("ray.tune.execution.tune_controller", "ray.tune.tune")
 _started_here = False  # whether this process started the Ray it is connected to
 
 
+JOB_CONFIG_ENV = "RAY_JOB_CONFIG_JSON_ENV_VAR"  # set by Ray for a Ray Job's entrypoint
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 PORT_TRIES = 20  # a taken dashboard port moves up to this many ports on
 
@@ -53,7 +54,15 @@ class RayOptions:
     working_dir: str | None = None
 
     def cluster_runtime_env(self) -> dict[str, Any] | None:
-        """The job-level runtime environment when joining a cluster (None: nothing to add)."""
+        """The job-level runtime environment when joining a cluster (None: nothing to add).
+
+        Inside a Ray Job (``ray job submit``) the job's own runtime environment
+        already ships the working directory; a driver-side one merged into it made
+        Ray drop the job's working directory under the running driver. There the
+        trial wrapper sets the determinism variables in each worker instead.
+        """
+        if in_ray_job():
+            return None
         env: dict[str, Any] = {}
         if self.env_vars:
             env["env_vars"] = dict(self.env_vars)
@@ -62,6 +71,11 @@ class RayOptions:
         if self.working_dir:
             env["working_dir"] = self.working_dir
         return env or None
+
+
+def in_ray_job() -> bool:
+    """Whether this process is a Ray Job's entrypoint (``ray job submit``)."""
+    return JOB_CONFIG_ENV in os.environ
 
 
 def free_port(host: str, port: int) -> int:

@@ -6,16 +6,20 @@ phases (driver/phases.py); the orchestrator (api.py) only decides which.
 
 from __future__ import annotations
 
+import getpass
 import math
 import os
+import socket
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any
 
 from raysweep._raycompat.interrupt import StopCallback
 from raysweep._raycompat.repair import repair_snapshot
 from raysweep.config.schema import SweepSpec
+from raysweep.driver.cluster import check_paths_on_nodes, data_paths, user_code_path
 from raysweep.driver.experiments import load_trials
 from raysweep.driver.fit import run_tuner
 from raysweep.driver.gpu_probe import resolve_gpus_auto
@@ -23,7 +27,14 @@ from raysweep.driver.lock import RunLock
 from raysweep.driver.notices import run_notices
 from raysweep.driver.phases import Phase
 from raysweep.driver.progress import ProgressCallback
-from raysweep.driver.ray_session import RayOptions, ray_running, ray_session
+from raysweep.driver.ray_session import (
+    RayInfo,
+    RayOptions,
+    in_ray_job,
+    is_loopback,
+    ray_running,
+    ray_session,
+)
 from raysweep.driver.signals import GracefulStop
 from raysweep.gpu.allocation import GPUPlan, gpu_env
 from raysweep.gpu.monitor import ResourceMonitor
@@ -32,7 +43,7 @@ from raysweep.report.collect import collect
 from raysweep.report.records import SweepResult
 from raysweep.report.text import format_report, format_summary
 from raysweep.repro.determinism import DETERMINISM_ENV
-from raysweep.repro.manifest import write_manifest
+from raysweep.repro.manifest import add_manifest_warning, write_manifest
 from raysweep.rundir import Part, RunDir
 from raysweep.runlog import RunLog
 from raysweep.search.points import WarmStart
@@ -85,9 +96,21 @@ def drive(
             for notice in run_notices(spec):
                 log.print(notice)
             _log_warm_start(options.warm_start, phases, log)
+            wanted = options.ray
+            local_dashboard = wanted.include_dashboard and not wanted.address
+            if local_dashboard and not is_loopback(wanted.dashboard_host):
+                warning = dashboard_warning(wanted.dashboard_host)
+                log.print(warning)
+                add_manifest_warning(run, warning)
             # Ray starts even with no phase left: Ray's Trial objects need it to find files.
-            with ray_session(_ray_options(spec, options)) as cluster:
+            with ray_session(_ray_options(spec, options)) as ray:
                 stop.check()
+                _announce_dashboard(run, ray, log)
+                if in_ray_job():  # Ray may remove the job's working directory under us
+                    os.chdir(run.path)
+                if options.ray.address:  # a cluster: can every node read the data?
+                    check_paths_on_nodes(data_paths(spec), _working_dir(options))
+                cluster = ray.resources
                 live = _run_phases(spec, run, phases, options, visible, cluster, log, stop)
                 stop.check()  # results.json stays what the last finished invocation wrote
                 result = collect_run(spec, run, live)
@@ -113,6 +136,38 @@ def _interrupted(run: RunDir, log: RunLog, stop: GracefulStop) -> int:
     return INTERRUPTED
 
 
+def dashboard_warning(host: str) -> str:
+    """The warning for a dashboard bound beyond this machine."""
+    return (
+        f"WARNING: the Ray dashboard listens on {host}, reachable from other machines: "
+        "anyone who can reach it and holds the token can submit jobs that run code here "
+        "(docs/security.md); bind 127.0.0.1 and use an SSH tunnel instead"
+    )
+
+
+def _announce_dashboard(run: RunDir, ray: RayInfo, log: RunLog) -> None:
+    """Print the dashboard's URL, how to reach it and authenticate; record it in state.json."""
+    if ray.dashboard_url is None:
+        return
+    url = ray.dashboard_url
+    port = url.rsplit(":", 1)[-1].strip("/")
+    log.print(f"Ray dashboard: {url}")
+    if ray.started_here:
+        log.print(
+            f"  from another machine: ssh -N -L {port}:127.0.0.1:{port} {_user_at_host()}, "
+            f"then open http://127.0.0.1:{port}"
+        )
+    log.print(
+        "  token authentication is on: get the token with `ray get-auth-token` "
+        "(clients send 'Authorization: Bearer <token>')"
+    )
+    run.update_state(dashboard_url=url)
+
+
+def _user_at_host() -> str:
+    return f"{getpass.getuser()}@{socket.getfqdn()}"
+
+
 def _ray_options(spec: SweepSpec, options: DriveOptions) -> RayOptions:
     """The Ray to start or join, with the determinism variables its workers need."""
     ray = options.ray
@@ -123,7 +178,19 @@ def _ray_options(spec: SweepSpec, options: DriveOptions) -> RayOptions:
         dashboard_host=ray.dashboard_host,
         dashboard_port=ray.dashboard_port,
         env_vars=dict(DETERMINISM_ENV) if spec.reproducibility.deterministic else {},
+        py_modules=_shipped_code(spec) if ray.address else (),
+        working_dir=ray.working_dir if ray.address else None,
     )
+
+
+def _working_dir(options: DriveOptions) -> Path | None:
+    shipped = options.ray.working_dir if options.ray.address else None
+    return Path(shipped) if shipped else None
+
+
+def _shipped_code(spec: SweepSpec) -> tuple[str, ...]:
+    code = user_code_path(spec.trainable)
+    return (str(code),) if code is not None else ()
 
 
 def _run_phases(
@@ -181,6 +248,7 @@ def _run_phase(
         else run.experiment_path(phase.warm_start),
         warm_start_points=_first_points(phase, options.warm_start),
         info_path=run.trial_info_path,
+        working_dir=_working_dir(options),
     )
     exp_dir = run.experiment_path(phase.part)
     if restoring:

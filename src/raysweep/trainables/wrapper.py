@@ -32,6 +32,7 @@ class TrialPlan:
     driver_visible_devices: str | None = None
     info_path: str | None = None  # run_dir/trial_info.jsonl (run dirs are on shared storage)
     memory_probe_path: str | None = None  # gpus_per_trial auto's probe: torch's peak goes here
+    working_dir: str | None = None  # --working-dir on a cluster: where it was on the driver
 
 
 def resolve_function(trainable: str) -> tuple[Callable[..., Any], bool]:
@@ -92,7 +93,7 @@ def _run_trial(plan: TrialPlan, config: dict[str, Any]) -> Any:
         seed=seed,
         metric=plan.metric,
         mode=plan.mode,
-        trainable_args=dict(plan.trainable_args),
+        trainable_args=shipped_paths(plan.trainable_args, plan.working_dir),
         cpus=plan.cpus,
         gpu_ids=gpu_ids,
         gpu_fraction=plan.gpu_fraction if gpu_ids else 0.0,
@@ -113,6 +114,25 @@ def _run_trial(plan: TrialPlan, config: dict[str, Any]) -> Any:
         set_trial_context(None)
     _record_trial_info(plan.info_path, ctx, "returned")  # not stopped by the scheduler
     return outcome
+
+
+def shipped_paths(args: dict[str, Any], working_dir: str | None) -> dict[str, Any]:
+    """``args`` with paths inside the driver's ``--working-dir`` pointing at this node's copy.
+
+    Ray unpacks the working directory on each node and records where in
+    ``TUNE_ORIG_WORKING_DIR``; a file the driver named inside it is found there.
+    """
+    local = os.environ.get("TUNE_ORIG_WORKING_DIR")
+    if not working_dir or not local:
+        return dict(args)
+    moved = {}
+    for key, value in args.items():
+        if isinstance(value, str) and value.startswith(working_dir.rstrip("/") + "/"):
+            candidate = os.path.join(local, os.path.relpath(value, working_dir))
+            if not os.path.exists(value) and os.path.exists(candidate):
+                value = candidate
+        moved[key] = value
+    return moved
 
 
 def _trainable_name(trainable: str) -> str:

@@ -52,6 +52,7 @@ class BuildOptions:
     max_failures: int | None = None  # replaces the spec's max_failures
     reuse_actors: bool = True
     memory_probe_path: Path | None = None  # the probe trial writes torch's peak here
+    working_dir: Path | None = None  # --working-dir shipped to a cluster's nodes
     extra_env: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -101,6 +102,7 @@ def build_plan(spec: SweepSpec, options: BuildOptions) -> TrialPlan:
         driver_visible_devices=options.driver_visible_devices,
         info_path=str(options.info_path.resolve()) if options.info_path else None,
         memory_probe_path=str(probe) if probe else None,
+        working_dir=str(options.working_dir.resolve()) if options.working_dir else None,
     )
 
 

@@ -1,0 +1,165 @@
+"""A sweep on an existing two-node Ray cluster on loopback: user code and data travel.
+
+The user trainable's module sits in the project directory only (not installed,
+not on the nodes' PYTHONPATH); its CSV is named by a path relative to the
+sweep.json. `sweep run --address` must ship the code, spread trials over both
+nodes, and `ray job submit ... -- sweep run` must work inside a Ray Job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from raysweep.rundir import RunDir
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+pytestmark = pytest.mark.slow
+
+TRAINABLE = textwrap.dedent(
+    """
+    import csv, time
+    from ray import tune
+    import raysweep
+
+    def fit(config):
+        path = raysweep.trial_context().trainable_args["data"]
+        with open(path) as fh:
+            rows = [float(r["y"]) for r in csv.DictReader(fh)]
+        target = sum(rows) / len(rows)
+        for step in range(3):
+            time.sleep(0.3)
+            tune.report({"loss": (config["x"] - target) ** 2})
+    """
+)
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "PYTHONPATH")}
+    env.update(RAY_USAGE_STATS_ENABLED="0", PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}")
+    env.update(extra)
+    return env
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    """A user's project: its trainable module, a CSV beside it, a sweep.json naming both."""
+    proj = tmp_path / "proj"
+    (proj / "data").mkdir(parents=True)
+    (proj / "mytrain_cluster.py").write_text(TRAINABLE)
+    (proj / "data" / "points.csv").write_text("y\n1.0\n2.0\n3.0\n")
+    config = {
+        "name": "cluster",
+        "trainable": "mytrain_cluster:fit",
+        "trainable_args": {"data": "data/points.csv"},
+        "metric": "loss",
+        "mode": "min",
+        "space": {"x": {"type": "uniform", "low": 0, "high": 4}},
+        "search": {"algorithm": "random", "num_samples": 4, "max_concurrent": 2},
+        "seed": 9,
+    }
+    (proj / "sweep.json").write_text(json.dumps(config))
+    return proj
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[dict[str, Any]]:
+    """Two Ray nodes with one CPU each, on 127.0.0.1, dashboard (Jobs API) on a free port."""
+    from raysweep.driver.ray_session import free_port
+
+    port = free_port("127.0.0.1", 8400)
+    proc = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("cluster_node.py")), str(port)],
+        cwd="/", env=_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stdin is not None
+    line = proc.stdout.readline()
+    if not line:
+        proc.kill()
+        pytest.fail("the test cluster did not start")
+    info = json.loads(line)
+    yield info
+    proc.stdin.close()
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _sweep(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN / "sweep"), *args], cwd=cwd, env=_env(**env),
+        capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+
+
+def _check_run(run: RunDir) -> set[str]:
+    result = run.read_results()
+    assert len(result.trials) == 4
+    assert all(t.status == "completed" for t in result.trials), [t.error for t in result.trials]
+    assert run.read_state()["status"] == "completed" and run.report_path.is_file()
+    return {t.node_id for t in result.trials if t.node_id}
+
+
+def test_relative_data_path_runs_from_any_directory_locally(project: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = _sweep(
+        elsewhere, "run", "--config", "../proj/sweep.json", "--storage", str(tmp_path / "runs"),
+        "--no-dashboard", PYTHONPATH=str(project),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    run = RunDir(tmp_path / "runs" / "cluster")
+    _check_run(run)
+    spec = run.read_spec()
+    assert spec.trainable_args["data"] == str((project / "data" / "points.csv").resolve())
+
+
+def test_sweep_on_a_cluster_ships_the_user_code_and_spreads_trials(
+    project: Path, tmp_path: Path, cluster: dict[str, Any]
+) -> None:
+    done = _sweep(
+        project, "run", "--config", "sweep.json", "--address", cluster["address"],
+        "--storage", str(tmp_path / "runs"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    nodes = _check_run(RunDir(tmp_path / "runs" / "cluster"))
+    assert nodes == set(cluster["nodes"])  # trials ran on both nodes
+
+
+def test_gpus_with_a_cluster_is_explained(project: Path, cluster: dict[str, Any]) -> None:
+    done = _sweep(
+        project, "run", "--config", "sweep.json", "--address", cluster["address"],
+        "--gpus", "0", "--dry-run",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "gpus: none" in done.stdout
+
+
+def test_ray_job_submit_runs_a_sweep(
+    project: Path, tmp_path: Path, cluster: dict[str, Any]
+) -> None:
+    storage = tmp_path / "job-runs"
+    done = subprocess.run(
+        [str(BIN / "ray"), "job", "submit",
+         "--address", f"http://127.0.0.1:{cluster['dashboard_port']}",
+         "--working-dir", str(project), "--",
+         "sweep", "run", "--config", "sweep.json", "--storage", str(storage)],
+        cwd=project, env=_env(), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "succeeded" in output and "[4/4]" in output  # the job's log has the trial lines
+    nodes = _check_run(RunDir(storage / "cluster"))
+    assert nodes <= set(cluster["nodes"])
