@@ -22,6 +22,7 @@ _RAY_STATUS = {
     "PAUSED": "unfinished",
     "PENDING": "pending",
 }
+ERRORS_SHOWN = 5
 COUNT_ORDER = ("running", "pending", "completed", "stopped", "finished", "unfinished", "errored")
 
 
@@ -33,11 +34,22 @@ def run_status(run: RunDir, now: datetime | None = None) -> dict[str, Any]:
     status = run.effective_status(state)
     spec = _spec(run)
     total = spec.total_trials if spec is not None else None
+    errors: list[dict[str, Any]] = []
     if status == "running":
         counts, best, source = _live(run, spec, total)
+        errors = [
+            {"trial_id": e["trial_id"], "index": e.get("index"), "error": _last_line(e["error"])}
+            for e in run.read_events()
+            if e.get("event") == "errored" and e.get("error")
+        ]
     elif status in ("completed", "failed") and run.has_results():
         result = run.read_results()
         counts, best, source = result.counts(), _best_of_results(run), "results.json"
+        errors = [
+            {"trial_id": t.trial_id, "index": t.index, "error": _last_line(t.error)}
+            for t in result.trials
+            if t.status == "errored"
+        ]
     else:
         counts, best, source = _snapshot_counts(run, state), _best_of_results(run), "snapshot"
     info: dict[str, Any] = {
@@ -51,6 +63,7 @@ def run_status(run: RunDir, now: datetime | None = None) -> dict[str, Any]:
         "counts": {k: counts[k] for k in _ordered(counts)},
         "source": source,
         "best": best,
+        "errors": errors,
         "started_at": _started_at(state),
         "updated_at": state.get("updated_at"),
         "dashboard_url": state.get("dashboard_url"),
@@ -62,6 +75,12 @@ def run_status(run: RunDir, now: datetime | None = None) -> dict[str, Any]:
         info["elapsed_s"] = elapsed
         info["eta_s"] = _eta(elapsed, counts, total, spec)
     return info
+
+
+def _last_line(text: str | None) -> str:
+    """The line of an error text that names the exception and its message."""
+    lines = (text or "").strip().splitlines()
+    return lines[-1] if lines else "unknown error"
 
 
 def _spec(run: RunDir) -> Any:
@@ -185,6 +204,10 @@ def format_status(info: dict[str, Any]) -> str:
         lines.append(f"best: {best['metric']}={best['value']} (trial {best['trial_id']})")
         if best.get("config"):
             lines.append(f"best config: {best['config']}")
+    for error in info["errors"][:ERRORS_SHOWN]:
+        lines.append(f"errored: trial {error['trial_id']} (#{error['index']}): {error['error']}")
+    if len(info["errors"]) > ERRORS_SHOWN:
+        lines.append(f"  ... and {len(info['errors']) - ERRORS_SHOWN} more (sweep status --json)")
     if info["dashboard_url"] and status == "running":
         lines.append(f"dashboard: {info['dashboard_url']}")
     lines.append(f"updated: {info['updated_at']}")

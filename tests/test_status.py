@@ -1,0 +1,83 @@
+"""sweep status as data: live counts, best so far, errors and ETA from the run directory."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from raysweep.config.load import parse_spec
+from raysweep.report.records import SweepResult, TrialRecord
+from raysweep.rundir import RunDir
+from raysweep.status import format_status, run_status
+
+SPEC = {
+    "name": "s",
+    "trainable": "examples.quadratic:fit",
+    "metric": "loss",
+    "mode": "min",
+    "space": {"x": {"type": "uniform", "low": 0, "high": 1}},
+    "search": {"algorithm": "random", "num_samples": 6},
+}
+
+
+def _run(tmp_path: Path) -> RunDir:
+    run = RunDir(tmp_path / "s")
+    run.path.mkdir()
+    run.write_spec(parse_spec(SPEC))
+    run.mark("running")
+    return run
+
+
+def _lines(path: Path, records: list[dict[str, object]]) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def test_live_run_counts_best_errors_and_eta(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    run.update_state(dashboard_url="http://127.0.0.1:8265")
+    events = [{"event": "start", "trial_id": f"t{i}", "index": i, "t": i} for i in range(4)]
+    events += [
+        {"event": "ended", "trial_id": "t0", "index": 0, "loss": 0.5, "best": 0.4,
+         "config": {"x": 0.1}},
+        {"event": "ended", "trial_id": "t1", "index": 1, "loss": 0.2, "best": 0.2,
+         "config": {"x": 0.7}},
+        {"event": "errored", "trial_id": "t2", "index": 2, "loss": None,
+         "error": "Traceback ...\nValueError: bad x"},
+    ]  # fmt: skip
+    _lines(run.events_path, events)
+    _lines(run.trial_info_path, [{"trial_id": "t0", "event": "returned"}])
+    started = datetime.strptime(run.read_state()["commands"][-1]["at"], "%Y-%m-%dT%H:%M:%SZ")
+    info = run_status(run, now=started.replace(tzinfo=UTC) + timedelta(seconds=30))
+    assert info["counts"] == {
+        "running": 1,
+        "pending": 2,
+        "completed": 1,
+        "stopped": 1,
+        "errored": 1,
+    }
+    assert info["best"] == {
+        "metric": "loss", "mode": "min", "value": 0.2, "trial_id": "t1", "config": {"x": 0.7},
+    }  # fmt: skip
+    assert info["errors"] == [{"trial_id": "t2", "index": 2, "error": "ValueError: bad x"}]
+    assert info["elapsed_s"] == 30 and info["eta_s"] == 30  # 3 done in 30 s, 3 to go
+    text = format_status(info)
+    assert "s: running" in text and "ETA 0m30s" in text
+    assert "errored: trial t2 (#2): ValueError: bad x" in text
+    assert "dashboard: http://127.0.0.1:8265" in text
+
+
+def test_dead_driver_is_crashed_and_finished_run_lists_errors(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    run.update_state(pid=2**22 + 4321)
+    assert run_status(run)["status"] == "crashed"
+    trials = [
+        TrialRecord("a", 0, "completed", {"x": 0.1}, 1, 2, {"loss": 0.3}, 0.3),
+        TrialRecord("b", 1, "errored", {"x": 0.2}, 2, 1, {}, None, error="X\nCatBoostError: nan"),
+    ]
+    run.write_results(SweepResult("s", "loss", "min", trials))
+    run.mark("completed", exit_code=0)
+    info = run_status(run)
+    assert info["counts"] == {"completed": 1, "errored": 1} and info["source"] == "results.json"
+    assert info["best"]["trial_id"] == "a" and info["eta_s"] is None
+    assert "errored: trial b (#1): CatBoostError: nan" in format_status(info)
