@@ -23,12 +23,13 @@ from raysweep.trainables.context import TrialContext
 
 def test_every_builtin_resolves_and_has_arguments() -> None:
     assert set(BUILTIN_TRAINABLES) == set(ALLOWED_ARGS) == {
-        "lightgbm", "xgboost", "catboost", "torch_mlp"
+        "lightgbm", "xgboost", "catboost", "torch_mlp", "trading"
     }  # fmt: skip
     for name, ref in BUILTIN_TRAINABLES.items():
         module, _, function = ref.partition(":")
         assert callable(getattr(importlib.import_module(module), function))
-        assert {"dataset", "target", "val_fraction", "task"} <= ALLOWED_ARGS[name]
+        data_args = {"data", "n_folds"} if name == "trading" else {"dataset", "target", "task"}
+        assert data_args <= ALLOWED_ARGS[name]
     assert "num_boost_round" in ALLOWED_ARGS["xgboost"] and "epochs" in ALLOWED_ARGS["torch_mlp"]
 
 

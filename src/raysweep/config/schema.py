@@ -19,7 +19,13 @@ from raysweep.config.base import StrictModel, format_error
 from raysweep.config.space import GridParam, Param, is_param_dict
 
 # The built-in trainables by name; raysweep.trainables.builtins maps each to its function.
-BUILTIN_TRAINABLE_NAMES: tuple[str, ...] = ("lightgbm", "xgboost", "catboost", "torch_mlp")
+BUILTIN_TRAINABLE_NAMES: tuple[str, ...] = (
+    "lightgbm",
+    "xgboost",
+    "catboost",
+    "torch_mlp",
+    "trading",
+)
 ALGORITHMS = ("grid", "random", "optuna", "hyperopt")
 GRID_ALGORITHMS = ("grid", "random")
 OPTUNA_SAMPLERS = ("tpe", "cmaes", "gp", "random")

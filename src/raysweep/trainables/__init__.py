@@ -1,11 +1,13 @@
 """The trainables: built-ins (GBMs, torch_mlp), user functions, the trial wrapper and checks.
 
-Importing the package registers the space hook through which a built-in's
-library aliases resolve to canonical names when sweep.json is loaded
+Importing the package registers the space hooks through which a built-in's
+library aliases (and the trading entry models') resolve to canonical names when sweep.json is loaded
 (``raysweep.config.hooks``); ``import raysweep`` imports it.
 """
 
 from raysweep.config.hooks import register_space_hook
 from raysweep.trainables.params.resolve import resolve_space
+from raysweep.trainables.trading.space import resolve_trading_space
 
 register_space_hook(resolve_space)
+register_space_hook(resolve_trading_space)

@@ -15,15 +15,19 @@ from typing import Any
 from raysweep.errors import ConfigError, TrainableError
 from raysweep.trainables.context import TrialContext
 from raysweep.trainables.data import CLASSIFICATION_METRICS, REGRESSION_METRICS, dataset_task
+from raysweep.trainables.trading.params import ARG_DEFAULTS as TRADING_ARGS
+from raysweep.trainables.trading.params import METRICS as TRADING_METRICS
 
 BUILTIN_TRAINABLES: dict[str, str] = {
     "lightgbm": "raysweep.trainables.gbm:train_lightgbm",
     "xgboost": "raysweep.trainables.gbm:train_xgboost",
     "catboost": "raysweep.trainables.gbm:train_catboost",
     "torch_mlp": "raysweep.trainables.torch_mlp:train_torch_mlp",
+    "trading": "raysweep.trainables.trading.trainable:train_trading",
 }
 
 # The optional dependency (raysweep extra) each built-in needs: raysweep._imports.
+# (trading needs the library of each entry model it may use: trading/checks.py.)
 BUILTIN_EXTRAS: dict[str, str] = {
     "lightgbm": "lightgbm",
     "xgboost": "xgboost",
@@ -40,6 +44,7 @@ ALLOWED_ARGS: dict[str, set[str]] = {
     "xgboost": set(GBM_ARGS),
     "catboost": set(GBM_ARGS),
     "torch_mlp": set(DATA_ARGS | {"epochs", DATA_PARALLEL_ARG}),
+    "trading": set(TRADING_ARGS),
 }
 # Progress counters reported next to the validation metrics.
 PROGRESS_METRIC: dict[str, str] = {
@@ -47,6 +52,7 @@ PROGRESS_METRIC: dict[str, str] = {
     "xgboost": "rounds",
     "catboost": "rounds",
     "torch_mlp": "epoch",
+    "trading": "fold",
 }
 
 CHECKPOINT_META = "raysweep_checkpoint.json"
@@ -65,6 +71,8 @@ def reported_metrics(name: str, trainable_args: Mapping[str, Any]) -> list[str]:
         raise ConfigError(
             f"trainable: unknown built-in {name!r}; built-ins: {', '.join(BUILTIN_TRAINABLES)}"
         )
+    if name == "trading":
+        return list(TRADING_METRICS)
     task = dataset_task(trainable_args)
     metrics = CLASSIFICATION_METRICS if task == "classification" else REGRESSION_METRICS
     extra = ["train_loss"] if name == "torch_mlp" else []

@@ -49,6 +49,10 @@ def check_trainable(spec: SweepSpec) -> None:
     check_gpus(spec)
     if spec.trainable in CHECKED_TRAINABLES:
         check_space(spec)
+    elif spec.trainable == "trading":
+        from raysweep.trainables.trading.checks import check_trading
+
+        check_trading(spec)
 
 
 def check_gpus(spec: SweepSpec) -> None:

@@ -31,33 +31,50 @@ from raysweep.trainables.params.names import (
     name_table,
 )
 from raysweep.trainables.params.probes import Outcome, Probe, make_probe
-from raysweep.trainables.params.tiny_data import data_shape, tiny_dataset
+from raysweep.trainables.params.tiny_data import DataShape, data_shape, tiny_dataset
 
 
 def check_space(spec: SweepSpec) -> None:
     """ConfigError naming the first bad key of a built-in's ``space`` (and why)."""
-    module = BUILTIN_EXTRAS[spec.trainable]
-    with try_import(module, f"trainable {spec.trainable!r}") as imported:
-        table = name_table(spec.trainable)
+    check_params(
+        spec.trainable,
+        spec.space,
+        spec.trainable_args,
+        data_shape(spec.trainable_args),
+        spec.reproducibility.deterministic,
+        spec.seed,
+    )
+
+
+def check_params(
+    trainable: str,
+    space: Mapping[str, Any],
+    trainable_args: Mapping[str, Any],
+    shape: DataShape,
+    deterministic: bool,
+    seed: int,
+) -> None:
+    """The check of ``space`` for ``trainable``'s library on data shaped like ``shape``.
+
+    ``check_space`` for a built-in; the ``trading`` trainable checks its entry
+    models' parameters through it.
+    """
+    module = BUILTIN_EXTRAS[trainable]
+    with try_import(module, f"trainable {trainable!r}") as imported:
+        table = name_table(trainable)
     imported.check()
-    for key in spec.space:
-        reason = owned_reason(spec.trainable, key, table.resolve(key), spec.trainable_args)
+    for key in space:
+        reason = owned_reason(trainable, key, table.resolve(key), trainable_args)
         if reason:
             raise ConfigError(f"space.{key}: not a parameter to set here: {reason}")
-    for key in spec.space:
+    for key in space:
         if table.complete and not table.knows(key):
             raise ConfigError(_unknown(table, key))
-    dataset = tiny_dataset(data_shape(spec.trainable_args))
-    with try_import(module, f"trainable {spec.trainable!r}") as imported:
-        probe = make_probe(
-            spec.trainable,
-            spec.trainable_args,
-            dataset,
-            spec.reproducibility.deterministic,
-            spec.seed,
-        )
+    dataset = tiny_dataset(shape)
+    with try_import(module, f"trainable {trainable!r}") as imported:
+        probe = make_probe(trainable, trainable_args, dataset, deterministic, seed)
     imported.check()
-    _SpaceCheck(spec.space, table, probe).run()
+    _SpaceCheck(space, table, probe).run()
 
 
 def owned_reason(
