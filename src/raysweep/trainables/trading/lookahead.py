@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from raysweep.errors import TrainableError
+from raysweep.trainables.trading.data import utc_ns
 
 CHECK_BARS = 3000
 CUT_FRACTIONS: tuple[float, ...] = (0.5, 0.7, 0.9)
@@ -37,12 +38,12 @@ def check_causal(
     bars' index. ``cuts``: where to cut, as fractions of the distinct timestamps.
     """
     full = compute(bars)
-    stamps = np.sort(bars["timestamp"].unique())
+    rows_at = utc_ns(bars["timestamp"])
+    stamps = np.unique(rows_at)
     leaks: dict[str, str] = {}
     for fraction in cuts:
         cut = stamps[min(len(stamps) - 1, max(1, int(len(stamps) * fraction)))]
-        seen = bars["timestamp"].to_numpy() < cut
-        part = compute(bars[seen])
+        part = compute(bars[rows_at < cut])
         for column in full.columns:
             if column in leaks:
                 continue
@@ -53,7 +54,8 @@ def check_causal(
                 first = part.index[int(np.argmin(same))]
                 leaks[column] = (
                     f"{column} at {bars.loc[first, 'timestamp']} is {before[np.argmin(same)]:.6g} "
-                    f"with the whole series, {after[np.argmin(same)]:.6g} with bars before {cut}"
+                    f"with the whole series, {after[np.argmin(same)]:.6g} with bars before "
+                    f"{pd.Timestamp(cut, tz='UTC')}"
                 )
     if leaks:
         raise LookAheadError(
@@ -66,7 +68,8 @@ def check_prefix(
     bars: pd.DataFrame, compute: Callable[[pd.DataFrame], pd.DataFrame], rows: int = CHECK_BARS
 ) -> None:
     """``check_causal`` on the first ``rows`` timestamps (all symbols): cheap enough per trial."""
-    stamps = np.sort(bars["timestamp"].unique())
+    rows_at = utc_ns(bars["timestamp"])
+    stamps = np.unique(rows_at)
     if len(stamps) > rows:
-        bars = bars[bars["timestamp"].to_numpy() < stamps[rows]]
+        bars = bars[rows_at < stamps[rows]]
     check_causal(bars, compute)
