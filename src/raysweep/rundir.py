@@ -19,15 +19,16 @@ import sys
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from raysweep._raycompat import experiment_state
-from raysweep.config.load import spec_hash, spec_to_json
-from raysweep.config.schema import SweepSpec
 from raysweep.errors import ResumeError, SweepError
 from raysweep.jsonio import read_json, write_json_atomic, write_text_atomic
 from raysweep.report.export import best_config_json, results_csv
 from raysweep.report.records import SweepResult, TrialRecord
+
+if TYPE_CHECKING:  # pydantic and the config models load only when a spec is read or written
+    from raysweep.config.schema import SweepSpec
 
 Status = Literal["running", "completed", "failed", "interrupted"]
 
@@ -145,6 +146,8 @@ class RunDir:
     # -- spec.json ---------------------------------------------------------------
     def write_spec(self, spec: SweepSpec) -> None:
         """spec.json: the resolved spec and its sha256."""
+        from raysweep.config.load import spec_hash, spec_to_json
+
         write_json_atomic(self.spec_path, {"sha256": spec_hash(spec), "spec": spec_to_json(spec)})
 
     def has_spec(self) -> bool:
@@ -152,6 +155,8 @@ class RunDir:
 
     def read_spec(self) -> SweepSpec:
         """The spec the run was started with (ResumeError when missing or corrupt)."""
+        from raysweep.config.schema import SweepSpec
+
         if not self.spec_path.is_file():
             raise ResumeError(f"{self.path} is not a raysweep run directory (no spec.json)")
         try:
