@@ -16,6 +16,7 @@ from pydantic import (
 )
 
 from raysweep.config.base import StrictModel, format_error
+from raysweep.config.conditions import check_conditions
 from raysweep.config.space import GridParam, Param, is_param_dict
 
 # The built-in trainables by name; raysweep.trainables.builtins maps each to its function.
@@ -274,6 +275,10 @@ class SweepSpec(StrictModel):
 
     @model_validator(mode="after")
     def _cross_checks(self) -> SweepSpec:
+        try:
+            check_conditions(self.space, self.search.algorithm)
+        except ValueError as exc:
+            raise ValueError(f"space.{exc}") from None
         grid_keys = [k for k, v in self.space.items() if isinstance(v, GridParam)]
         if grid_keys and self.search.algorithm not in GRID_ALGORITHMS:
             raise ValueError(

@@ -4,12 +4,57 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import (
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from raysweep.config.base import StrictModel
 
 
-class UniformParam(StrictModel):
+class SampledParam(StrictModel):
+    """What every parameter may carry: ``when``, the condition under which it exists.
+
+    ``"when": {"entry_model": "lightgbm"}`` (or a list of values): the parameter is
+    drawn only in trials whose ``entry_model`` takes one of the values; other trials'
+    configs do not hold it (``config/conditions.py``).
+    """
+
+    when: dict[str, list[Any]] | None = None
+
+    @field_validator("when", mode="before")
+    @classmethod
+    def _one_parent(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        if not isinstance(value, dict) or len(value) != 1:
+            raise ValueError(
+                "must name exactly one parameter and its value(s), e.g. "
+                '{"entry_model": "lightgbm"} or {"entry_model": ["lightgbm", "xgboost"]}'
+            )
+        ((parent, values),) = value.items()
+        values = values if isinstance(values, list) else [values]
+        if not values:
+            raise ValueError(f"{parent}: needs at least one value")
+        return {parent: values}
+
+    @model_serializer(mode="wrap")
+    def _omit_no_condition(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and "when" in data:
+            when = data.pop("when")  # last, and only when there is a condition: an
+            if when is not None:  # unconditional parameter serialises as it always did
+                data["when"] = when
+        return data
+
+
+class UniformParam(SampledParam):
     """A float drawn uniformly from [low, high)."""
 
     type: Literal["uniform"]
@@ -22,7 +67,7 @@ class UniformParam(StrictModel):
         return self
 
 
-class LogUniformParam(StrictModel):
+class LogUniformParam(SampledParam):
     """A float drawn log-uniformly from [low, high); low must be > 0."""
 
     type: Literal["loguniform"]
@@ -37,7 +82,7 @@ class LogUniformParam(StrictModel):
         return self
 
 
-class QUniformParam(StrictModel):
+class QUniformParam(SampledParam):
     """A float drawn uniformly from [low, high] and rounded to a multiple of q."""
 
     type: Literal["quniform"]
@@ -53,7 +98,7 @@ class QUniformParam(StrictModel):
         return self
 
 
-class IntParam(StrictModel):
+class IntParam(SampledParam):
     """An integer in [low, high] (both inclusive), optionally log-scaled or stepped."""
 
     type: Literal["int"]
@@ -74,14 +119,14 @@ class IntParam(StrictModel):
         return self
 
 
-class ChoiceParam(StrictModel):
+class ChoiceParam(SampledParam):
     """One of ``values``, drawn by the searcher."""
 
     type: Literal["choice"]
     values: list[Any] = Field(min_length=1)
 
 
-class GridParam(StrictModel):
+class GridParam(SampledParam):
     """Every one of ``values``, crossed with the other grid parameters."""
 
     type: Literal["grid"]

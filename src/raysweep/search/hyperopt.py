@@ -22,17 +22,20 @@ def make_hyperopt(
     mode: str,
     options: dict[str, Any],
     points: Sequence[Mapping[str, Any]] = (),
+    native_space: dict[str, Any] | None = None,
 ) -> Searcher:
     """HyperOptSearch seeded through its own ``random_state_seed``.
 
     Option defaults are the config's (``HyperOptOptions``): 10 random trials
     before TPE, not Ray's 20. ``points``: warm-start configurations, suggested
     first (``points_to_evaluate``); missing parameters are drawn with ``seed``.
+    ``native_space``: a HyperOpt space used instead of ``space`` (a conditional
+    space's nested choices: search/conditional.py; it takes no ``points``).
     """
     from ray.tune.search.hyperopt import HyperOptSearch
 
     return HyperOptSearch(
-        space=HyperOptSearch.convert_search_space(space),
+        space=native_space or HyperOptSearch.convert_search_space(space),
         metric=metric,
         mode=mode,
         random_state_seed=seed,

@@ -81,6 +81,7 @@ def make_optuna(
     options: dict[str, Any],
     full_length: int | None = None,
     points: Sequence[Mapping[str, Any]] = (),
+    native_space: Any = None,
 ) -> Searcher:
     """OptunaSearch with a seeded sampler chosen by ``options.sampler``.
 
@@ -88,6 +89,8 @@ def make_optuna(
     are never stopped early); shorter trials are told to Optuna as pruned.
     ``points``: warm-start configurations, enqueued in the study before anything
     is sampled (``points_to_evaluate``); missing parameters are drawn with ``seed``.
+    ``native_space``: a define-by-run space used instead of ``space`` (a conditional
+    space: search/conditional.py).
     """
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     name = options.get("sampler", "tpe")
@@ -104,7 +107,7 @@ def make_optuna(
     else:
         sampler = optuna.samplers.RandomSampler(seed=seed)
     return PruningOptunaSearch(
-        space=OptunaSearch.convert_search_space(space),
+        space=native_space or OptunaSearch.convert_search_space(space),
         metric=metric,
         mode=mode,
         sampler=sampler,

@@ -14,8 +14,10 @@ from typing import Any
 
 from ray.tune.search import ConcurrencyLimiter, Searcher, SearchGenerator
 
+from raysweep.config.conditions import conditions
 from raysweep.config.schema import SweepSpec, is_sampled
 from raysweep.registry import SEARCHERS, lookup
+from raysweep.search.conditional import ActiveOnly, native_space
 from raysweep.search.indexed import IndexedSearcher
 from raysweep.search.space import to_param_space
 from raysweep.search.strict import BatchedSearcher
@@ -53,6 +55,13 @@ def build_searcher(spec: SweepSpec, points: Sequence[Mapping[str, Any]] = ()) ->
     extra: dict[str, Any] = {}
     if spec.search.algorithm == "optuna" and spec.scheduler.type != "fifo":
         extra["full_length"] = spec.iteration_budget  # shorter trials were stopped early
+    conds = conditions(spec.space)
+    if conds:  # draw only the parameters that exist in each trial
+        native = native_space(spec.search.algorithm, spec.space, space)
+        if native is not None:
+            extra["native_space"] = native
+        if spec.search.algorithm == "hyperopt":
+            points = ()  # flat points do not fit HyperOpt's nested choices
     inner = factory(
         space=space,
         num_samples=spec.search.num_samples,
@@ -63,6 +72,8 @@ def build_searcher(spec: SweepSpec, points: Sequence[Mapping[str, Any]] = ()) ->
         points=() if spec.search.algorithm == "grid" else tuple(points),
         **extra,
     )
+    if conds:
+        inner = ActiveOnly(inner, conds)
     if spec.reproducibility.strict:
         inner = BatchedSearcher(
             inner, batch_size=spec.reproducibility.batch_size, total=spec.total_trials
