@@ -99,9 +99,9 @@ load_env_file() {
     file="$SCRIPT_DIR/deploy/nightly.env"
     explicit=0
   fi
-  if [[ ! -f $file ]]; then
+  if [[ ! -r $file || -d $file ]]; then
     if ((explicit)); then
-      usage_error "SWEEP_ENV_FILE=$file: no such file"
+      usage_error "SWEEP_ENV_FILE=$file: no such readable file"
     fi
     return 0
   fi
@@ -215,7 +215,7 @@ PY
 }
 
 notify() { # event exit_code reason
-  local code=0
+  local code=0 out="${NIGHT_LOG:-/dev/stderr}"
   if [[ -z $SWEEP_NOTIFY_URL && -z $SWEEP_NOTIFY_CMD ]]; then
     return 0
   fi
@@ -224,7 +224,7 @@ notify() { # event exit_code reason
     return 0
   fi
   if [[ -n $SWEEP_NOTIFY_URL ]]; then
-    post_json "$SWEEP_NOTIFY_URL" "$PAYLOAD" >>"$NIGHT_LOG" 2>&1 || code=$?
+    post_json "$SWEEP_NOTIFY_URL" "$PAYLOAD" >>"$out" 2>&1 || code=$?
     if ((code)); then
       log "warning: notification to $SWEEP_NOTIFY_URL failed (exit $code; see above)"
     else
@@ -233,7 +233,7 @@ notify() { # event exit_code reason
   fi
   if [[ -n $SWEEP_NOTIFY_CMD ]]; then
     code=0
-    timeout 120 sh -c "$SWEEP_NOTIFY_CMD" <"$PAYLOAD" >>"$NIGHT_LOG" 2>&1 || code=$?
+    timeout 120 sh -c "$SWEEP_NOTIFY_CMD" <"$PAYLOAD" >>"$out" 2>&1 || code=$?
     if ((code)); then
       log "warning: SWEEP_NOTIFY_CMD failed (exit $code)"
     else
@@ -362,7 +362,7 @@ run_sweep() {
   done
   CHILD=""
   log "sweep exited $code after $(awk -v a="$SWEEP_STARTED" -v b="$(date +%s.%N)" \
-    'BEGIN {printf "%.1f", b - a}') s"
+    'BEGIN {printf "%.3f", b - a}') s"
   SWEEP_CODE="$code"
   SWEEP_ERROR="$(last_error "$NIGHT_LOG" "$start")"
 }

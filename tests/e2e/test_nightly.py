@@ -437,3 +437,23 @@ def test_rotation_removes_old_runs_but_keeps_newest_success_and_unfinished(
     assert [p for p in kept if not p.exists()] == []
     night_logs = list(log_dir.glob("nightly_*.log"))
     assert len(night_logs) == 1 and "removed" in night_logs[0].read_text()
+
+
+@pytest.mark.parametrize(
+    ("settings", "code", "reason"),
+    [
+        ({"SWEEP_LOG_DIR": "/proc/version/logs"}, 3, "lock trouble: cannot use /proc/version"),
+        ({"SWEEP_BIN": "/nonexistent/sweep"}, 4, "the sweep command does not run"),
+    ],
+    ids=["lock trouble", "no sweep command"],
+)
+def test_a_night_without_lock_or_sweep_still_notifies(
+    nights: Nights, receiver: Receiver, settings: dict[str, str], code: int, reason: str
+) -> None:
+    sweep_config(nights.work)
+    seen = len(receiver.posts)
+    done, out = nights.run(SWEEP_NOTIFY_URL=receiver.url, **settings)
+    assert done == code, out
+    (post,) = receiver.posts[seen:]
+    assert post["event"] == "failed" and post["exit_code"] == code
+    assert post["reason"].startswith(reason) and post["best"] is None

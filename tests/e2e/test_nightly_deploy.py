@@ -83,7 +83,7 @@ def test_help_documents_every_setting_and_exit_code() -> None:
         ({}, "SWEEP_CONFIG is not set"),
         ({"SWEEP_CONFIG": "x.json", "SWEEP_KEEP_DAYS": "two"}, "SWEEP_KEEP_DAYS: expected"),
         ({"SWEEP_CONFIG": "x.json", "SWEEP_WARM_START": "maybe"}, "SWEEP_WARM_START: expected"),
-        ({"SWEEP_ENV_FILE": "/nonexistent/nightly.env"}, "no such file"),
+        ({"SWEEP_ENV_FILE": "/nonexistent/nightly.env"}, "no such readable file"),
     ],
 )
 def test_bad_settings_exit_64_naming_the_setting(
