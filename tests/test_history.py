@@ -252,3 +252,34 @@ def test_gpu_requirement_names_what_is_missing() -> None:
 
 def test_log_tail_of_a_missing_log_is_empty(tmp_path: Path) -> None:
     assert log_tail(None) == "" and log_tail(tmp_path / "none.log") == ""
+
+
+def imported_modules(*args: str) -> set[str]:
+    """Modules a fresh ``sweep ARGS`` process imports (it must succeed)."""
+    repo = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "raysweep.cli", *args],
+        cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)}, capture_output=True,
+        text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+
+
+def test_history_and_the_nightly_steps_import_no_ray(tmp_path: Path) -> None:
+    run = make_run(tmp_path, "nightly_20261120_020000", values=(1.0,))
+    for args in (
+        ["history", str(tmp_path)],
+        ["nightly", "pending", str(tmp_path)],
+        ["nightly", "record", str(tmp_path), "--exit-code", "0", "--run", str(run.path)],
+        ["nightly", "rotate", str(tmp_path), "--keep-days", "14"],
+        ["gpus", "--require", "none"],
+    ):
+        modules = imported_modules(*args)
+        assert "raysweep.cli_nightly" in modules, args  # the measurement saw the command
+        assert not [m for m in modules if m == "ray" or m.startswith("ray.")], args
+        assert "pydantic" not in modules, args  # nor the config models: RunDir reads no spec
