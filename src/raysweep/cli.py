@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from raysweep.cli_nightly import add_nightly_commands
-from raysweep.errors import SweepError
+from raysweep.errors import ConfigError, SweepError
 
 if TYPE_CHECKING:
     from raysweep.api import RunOptions
@@ -109,7 +109,35 @@ def _cmd_best(args: argparse.Namespace) -> int:
     from raysweep import views
     from raysweep.rundir import RunDir
 
-    print(views.best_text(RunDir(args.run_dir), top=args.top, export=args.export))
+    if args.legacy and not args.export:
+        raise ConfigError("--legacy: give the file to write with --export FILE")
+    run = RunDir(args.run_dir)
+    print(views.best_text(run, top=args.top, export=args.export, legacy=args.legacy))
+    return 0
+
+
+def _cmd_import_legacy(args: argparse.Namespace) -> int:
+    from raysweep.config import legacy
+    from raysweep.config.load import parse_spec
+    from raysweep.jsonio import write_text_atomic
+    from raysweep.trainables.checks import check_trainable
+
+    name = args.name or (Path(args.output).stem if args.output else "legacy")
+    conversion = legacy.convert(
+        legacy.read_template(Path(args.file)), name, args.data, args.num_samples
+    )
+    for note in conversion.notes:
+        print(f"mapped: {note}", file=sys.stderr)
+    try:
+        check_trainable(parse_spec(conversion.sweep, source="converted sweep.json"))
+    except ConfigError as exc:
+        raise ConfigError(legacy.explain(str(exc))) from None
+    text = json.dumps(conversion.sweep, indent=2) + "\n"
+    if args.output:
+        write_text_atomic(Path(args.output), text)
+        print(f"wrote {args.output}; run it: sweep run --config {args.output}", file=sys.stderr)
+    else:
+        print(text, end="")
     return 0
 
 
@@ -330,7 +358,35 @@ def build_parser() -> argparse.ArgumentParser:
         "value, config), plus configurations and values of the top K (best first), run "
         "and generated_at",
     )
+    best.add_argument(
+        "--legacy",
+        action="store_true",
+        help="with --export, a trading sweep's best in the previous tool's shape: "
+        "configurations, entry_model, trading_params, metrics (docs/trading.md)",
+    )
     best.set_defaults(func=_cmd_best)
+
+    legacy = sub.add_parser(
+        "import-legacy",
+        help="convert the previous tool's sweep template into a sweep.json (trading)",
+        description="Reads the template (JSON with // comments), prints each mapping it makes "
+        "and refuses (exit 2, naming the key) what it cannot map. docs/trading.md.",
+    )
+    legacy.add_argument("file", metavar="FILE", help="the legacy template")
+    legacy.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
+    legacy.add_argument("--name", help="the sweep's name (default: the output file's stem)")
+    legacy.add_argument(
+        "--data",
+        default="synthetic",
+        help="trainable_args.data: a .csv/.parquet file of OHLCV bars (default: synthetic)",
+    )
+    legacy.add_argument(
+        "--num-samples",
+        type=int,
+        metavar="N",
+        help="trials (default: hyperband.iterations, else 20)",
+    )
+    legacy.set_defaults(func=_cmd_import_legacy)
 
     gpus = sub.add_parser("gpus", help="GPU inventory through NVML")
     gpus.add_argument("--json", action="store_true", help="print JSON")

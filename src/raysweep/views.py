@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from raysweep.errors import SweepError
+from raysweep.errors import ConfigError, SweepError
 from raysweep.jsonio import write_json_atomic
 from raysweep.report.export import best_config_json
 from raysweep.report.records import SweepResult, TrialRecord
@@ -24,13 +24,19 @@ def report_text(run: RunDir) -> str:
     return run.read_report()
 
 
-def best_text(run: RunDir, top: int = 1, export: str | None = None) -> str:
-    """The best trial (or the top K) as JSON; optionally exported to a file (export_json)."""
+def best_text(run: RunDir, top: int = 1, export: str | None = None, legacy: bool = False) -> str:
+    """The best trial (or the top K) as JSON; optionally exported to a file (export_json).
+
+    ``legacy``: the export is written in the previous tool's shape (a trading sweep's
+    ``configurations``, ``entry_model``, ``trading_params``: report/legacy_export.py).
+    """
     result = run.read_results()
     ranked = result.ranked()
     if not ranked:
         raise SweepError(f"{run}: no trial reported {result.metric!r}")
-    if export:
+    if export and legacy:
+        write_json_atomic(export, legacy_json(run, result, top))
+    elif export:
         write_json_atomic(export, export_json(run, result, ranked[: max(top, 1)]))
     if top <= 1:
         return json.dumps(best_config_json(result, ranked[0]), indent=2)
@@ -52,6 +58,19 @@ def export_json(run: RunDir, result: SweepResult, top: list[TrialRecord]) -> dic
         "run_dir": str(run.path.resolve()),
         "generated_at": utc_now(),
     }
+
+
+def legacy_json(run: RunDir, result: SweepResult, top: int) -> dict[str, Any]:
+    """``sweep best --export FILE --legacy``: ConfigError unless the run is a trading sweep."""
+    from raysweep.report.legacy_export import legacy_export
+
+    trainable = run.read_spec().trainable
+    if trainable != "trading":
+        raise ConfigError(
+            f"--legacy: {run.name} is not a trading sweep (trainable {trainable!r}); the "
+            "legacy shape holds an entry model and trading parameters"
+        )
+    return legacy_export(result, run.name, utc_now(), top=max(top, 1))
 
 
 def status_text(run: RunDir, as_json: bool = False) -> str:

@@ -9,6 +9,7 @@ is joined. Notifications go to an HTTP server on 127.0.0.1 in this process.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -297,6 +298,22 @@ class Killed:
     run: RunDir
 
 
+def wait_for_lock(path: Path, timeout: float = 60) -> None:
+    """Wait until no process holds the flock on ``path`` (the kernel drops it at exit)."""
+    deadline = time.monotonic() + timeout
+    with path.open("a") as fh:
+        while True:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+                continue
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            return
+
+
 @pytest.fixture(scope="module")
 def killed(tmp_path_factory: pytest.TempPathFactory, ray_tmp: str) -> Iterator[Killed]:
     """Night A runs; night B starts while A holds the lock; then A is SIGKILLed mid-run."""
@@ -319,6 +336,7 @@ def killed(tmp_path_factory: pytest.TempPathFactory, ray_tmp: str) -> Iterator[K
     code, out = group.run(timeout=60)
     second = (code, out, time.monotonic() - began)
     kill_group(first)
+    wait_for_lock(group.log_dir / ".nightly.lock")  # the killed processes finish dying
     yield Killed(group, second, run)
     group.close()
 
