@@ -204,3 +204,11 @@ def test_dry_run_shows_the_points_and_writes_nothing(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"--warm-start .*no such file"):
         api.run_sweep(bad, out=out)
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("algorithm", ["random", "optuna", "hyperopt"])
+def test_strict_batches_hand_out_the_points_first_too(algorithm: str) -> None:
+    spec = make_spec(algorithm, reproducibility={"strict": True, "batch_size": 2})
+    configs = suggest(spec, POINTS, 3)
+    assert [sampled(c) for c in configs[:2]] == list(POINTS)
+    assert [c[INDEX_KEY] for c in configs] == [0, 1, 2]
