@@ -56,6 +56,10 @@ def normalize(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+# The GBM libraries are extras of raysweep; a GPU host checks all three (torch it has).
+GPU_HOST_EXTRAS = frozenset({"lightgbm", "xgboost", "catboost"})
+
+
 def runtime_closure(root: str = "raysweep") -> dict[str, str]:
     """name -> installed version of what ``root`` needs at run time, ``root`` excluded.
 
@@ -82,7 +86,7 @@ def runtime_closure(root: str = "raysweep") -> dict[str, str]:
             if wanted and dep not in found and not NEVER.match(dep):
                 visit(req.name, frozenset(req.extras) - SKIPPED_EXTRAS)
 
-    visit(root, frozenset())
+    visit(root, GPU_HOST_EXTRAS)
     found.pop(normalize(root), None)
     return found
 

@@ -9,14 +9,24 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     ConfigDict,
     Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
     TypeAdapter,
     ValidationError,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
 from raysweep.config.base import StrictModel, format_error
 from raysweep.config.conditions import check_conditions
+from raysweep.config.objectives import (
+    Objective,
+    SchedulerMetric,
+    check_objectives,
+    objective_pairs,
+    split_objectives,
+)
 from raysweep.config.space import GridParam, Param, is_param_dict
 
 # The built-in trainables by name; raysweep.trainables.builtins maps each to its function.
@@ -29,7 +39,7 @@ BUILTIN_TRAINABLE_NAMES: tuple[str, ...] = (
 )
 ALGORITHMS = ("grid", "random", "optuna", "hyperopt")
 GRID_ALGORITHMS = ("grid", "random")
-OPTUNA_SAMPLERS = ("tpe", "cmaes", "gp", "random")
+OPTUNA_SAMPLERS = ("tpe", "cmaes", "gp", "random", "nsga2")
 AUTO = "auto"  # resources.gpus_per_trial: probe one trial's GPU memory and pack by it
 _PARAM_ADAPTER: TypeAdapter[Any] = TypeAdapter(Param)
 _TRAINABLE_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
@@ -38,7 +48,7 @@ _TRAINABLE_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 class OptunaOptions(StrictModel):
     """``search.options`` for ``optuna``."""
 
-    sampler: Literal["tpe", "cmaes", "gp", "random"] = "tpe"
+    sampler: Literal["tpe", "cmaes", "gp", "random", "nsga2"] = "tpe"
     n_startup_trials: int = Field(default=10, ge=0)
     multivariate: bool = False
 
@@ -100,7 +110,7 @@ class FifoScheduler(StrictModel):
     type: Literal["fifo"]
 
 
-class AshaScheduler(StrictModel):
+class AshaScheduler(SchedulerMetric):
     """Asynchronous successive halving."""
 
     type: Literal["asha"]
@@ -118,7 +128,7 @@ class AshaScheduler(StrictModel):
         return self
 
 
-class HyperbandScheduler(StrictModel):
+class HyperbandScheduler(SchedulerMetric):
     """Synchronous Hyperband."""
 
     type: Literal["hyperband"]
@@ -126,7 +136,7 @@ class HyperbandScheduler(StrictModel):
     reduction_factor: float = Field(default=3, gt=1)
 
 
-class MedianScheduler(StrictModel):
+class MedianScheduler(SchedulerMetric):
     """Median stopping rule."""
 
     type: Literal["median"]
@@ -228,6 +238,8 @@ class SweepSpec(StrictModel):
     trainable_args: dict[str, Any] = Field(default_factory=dict)
     metric: str = Field(min_length=1)
     mode: Literal["min", "max"]
+    # several objectives ("metric": [...], "mode": [...]); metric/mode are the first
+    objectives: list[Objective] | None = None
     space: dict[str, Any]
     search: SearchConfig = Field(default_factory=SearchConfig)
     scheduler: SchedulerConfig = Field(default_factory=lambda: FifoScheduler(type="fifo"))
@@ -237,6 +249,11 @@ class SweepSpec(StrictModel):
     stop: StopConfig = Field(default_factory=StopConfig)
     checkpoint: CheckpointSettings = Field(default_factory=CheckpointSettings)
     max_failures: int = Field(default=0, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _objective_lists(cls, data: Any) -> Any:
+        return split_objectives(data)
 
     @field_validator("space", mode="before")
     @classmethod
@@ -279,6 +296,9 @@ class SweepSpec(StrictModel):
             check_conditions(self.space, self.search.algorithm)
         except ValueError as exc:
             raise ValueError(f"space.{exc}") from None
+        options = self.search.options
+        check_objectives(self.objectives, self.metric, self.mode, self.search.algorithm,
+                         options.get("sampler"), self.scheduler)  # fmt: skip
         grid_keys = [k for k, v in self.space.items() if isinstance(v, GridParam)]
         if grid_keys and self.search.algorithm not in GRID_ALGORITHMS:
             raise ValueError(
@@ -307,6 +327,20 @@ class SweepSpec(StrictModel):
                 "reproducibility.strict to false and search.max_concurrent to 1"
             )
         return self
+
+    @model_serializer(mode="wrap")
+    def _omit_single_objective(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("objectives", 0) is None:
+            del data["objectives"]  # a one-metric spec serialises as it always did
+        return data
+
+    @property
+    def objective_pairs(self) -> list[tuple[str, str]]:
+        """``[(metric, mode), ...]``: every objective, or the one metric."""
+        return objective_pairs(self.objectives, self.metric, self.mode)
 
     def with_gpus_per_trial(self, gpus: float) -> SweepSpec:
         """A copy whose ``resources.gpus_per_trial`` is ``gpus`` (how "auto" is resolved)."""
