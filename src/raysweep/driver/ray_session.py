@@ -134,6 +134,7 @@ def start_ray(options: RayOptions) -> RayInfo:
             if options.include_dashboard:
                 port = free_port(options.dashboard_host, port)
             context = ray.init(
+                address="local",  # our own Ray, never one another process left running
                 num_cpus=options.num_cpus,
                 num_gpus=options.num_gpus,
                 include_dashboard=options.include_dashboard,
