@@ -101,7 +101,17 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from raysweep import views
     from raysweep.rundir import RunDir
 
-    print(views.report_text(RunDir(args.run_dir)), end="")
+    run = RunDir(args.run_dir)
+    print(views.report_text(run), end="")
+    print(f"wrote {run.report_path} and {run.html_report_path}", file=sys.stderr)
+    return 0
+
+
+def _cmd_export_optuna(args: argparse.Namespace) -> int:
+    from raysweep.report.optuna_export import export_optuna
+    from raysweep.rundir import RunDir
+
+    print(export_optuna(RunDir(args.run_dir), args.storage, args.study_name))
     return 0
 
 
@@ -344,9 +354,29 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("--storage", default="runs", metavar="DIR")
     lst.set_defaults(func=_cmd_list)
 
-    report = sub.add_parser("report", help="print a run's report")
+    report = sub.add_parser(
+        "report",
+        help="regenerate report.txt and report.html from the run directory; print report.txt",
+    )
     report.add_argument("run_dir", metavar="RUN_DIR")
     report.set_defaults(func=_cmd_report)
+
+    optuna = sub.add_parser(
+        "export-optuna",
+        help="write a run's trials as an Optuna study (optuna-dashboard opens it)",
+        description="Completed trials become COMPLETE with their final value, early-stopped "
+        "ones PRUNED, errored ones FAIL; each with its params, the distributions of the "
+        "spec's space and its metric per iteration as intermediate values.",
+    )
+    optuna.add_argument("run_dir", metavar="RUN_DIR")
+    optuna.add_argument(
+        "--storage",
+        required=True,
+        metavar="URL",
+        help="an SQLAlchemy URL (sqlite:///study.db) or the path of a JournalStorage file",
+    )
+    optuna.add_argument("--study-name", metavar="NAME", help="default: the run's name")
+    optuna.set_defaults(func=_cmd_export_optuna)
 
     best = sub.add_parser("best", help="print the best trial(s) of a run")
     best.add_argument("run_dir", metavar="RUN_DIR")

@@ -13,6 +13,7 @@ Nothing here imports Ray, so the read-only commands (``status``, ``best``,
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import sys
@@ -25,7 +26,7 @@ from raysweep._raycompat import experiment_state
 from raysweep.errors import ResumeError, SweepError
 from raysweep.jsonio import read_json, write_json_atomic, write_text_atomic
 from raysweep.report.export import best_config_json, results_csv
-from raysweep.report.records import SweepResult, TrialRecord
+from raysweep.report.records import SweepResult
 
 if TYPE_CHECKING:  # pydantic and the config models load only when a spec is read or written
     from raysweep.config.schema import SweepSpec
@@ -34,6 +35,7 @@ Status = Literal["running", "completed", "failed", "interrupted"]
 
 TUNE_DIR = "tune"  # the run's first Ray Tune experiment
 EXT_PREFIX = "tune-ext-"  # one more experiment per --num-samples extension
+ITER = "training_iteration"  # a row's iteration in Ray's result.json
 PROBE_DIR = "gpu_probe"  # gpus_per_trial "auto": the probe's own experiment
 
 
@@ -128,6 +130,7 @@ class RunDir:
     results_csv_path = property(lambda self: self.path / "results.csv")
     best_path = property(lambda self: self.path / "best_config.json")
     report_path = property(lambda self: self.path / "report.txt")
+    html_report_path = property(lambda self: self.path / "report.html")
     usage_path = property(lambda self: self.path / "resource_usage.json")
     events_path = property(lambda self: self.path / "trials.jsonl")
     trial_info_path = property(lambda self: self.path / "trial_info.jsonl")
@@ -149,6 +152,10 @@ class RunDir:
         from raysweep.config.load import spec_hash, spec_to_json
 
         write_json_atomic(self.spec_path, {"sha256": spec_hash(spec), "spec": spec_to_json(spec)})
+
+    def spec_sha256(self) -> str | None:
+        """The sha256 recorded in spec.json (None without one)."""
+        return str(read_json(self.spec_path)["sha256"]) if self.spec_path.is_file() else None
 
     def has_spec(self) -> bool:
         return self.spec_path.is_file()
@@ -239,6 +246,16 @@ class RunDir:
         """Trial id, status and config of each trial in the part's newest snapshot."""
         return experiment_state.read_trial_states(self.experiment_path(part))
 
+    def trial_curves(self, metric: str) -> dict[str, list[tuple[int, float]]]:
+        """Per trial id, its ``(training_iteration, metric)`` points from Ray's per-trial rows."""
+        curves: dict[str, list[tuple[int, float]]] = {}
+        for part in self.parts():
+            rows = experiment_state.read_trial_rows(self.experiment_path(part), (ITER, metric))
+            for trial_id, trial_rows in rows.items():
+                points = {int(r[ITER]): float(r[metric]) for r in trial_rows if _point(r, metric)}
+                curves[trial_id] = sorted(points.items())
+        return curves
+
     def has_snapshot(self, part: Part) -> bool:
         """Whether Ray saved at least one experiment snapshot for the part."""
         return experiment_state.newest_state_file(self.experiment_path(part)) is not None
@@ -259,11 +276,7 @@ class RunDir:
         """results.json as a SweepResult (SweepError before the run wrote one)."""
         if not self.results_path.is_file():
             raise SweepError(f"{self.path}: no results.json yet (is the run finished?)")
-        data = read_json(self.results_path)
-        trials = [TrialRecord(**t) for t in data["trials"]]
-        return SweepResult(
-            name=data["name"], metric=data["metric"], mode=data["mode"], trials=trials
-        )
+        return SweepResult.from_json(read_json(self.results_path))
 
     def read_best(self) -> dict[str, Any] | None:
         """best_config.json (None when no trial reported the metric)."""
@@ -272,6 +285,9 @@ class RunDir:
     # -- report, usage, manifest, GPU packing ---------------------------------------
     def write_report(self, text: str) -> None:
         write_text_atomic(self.report_path, text)
+
+    def write_html_report(self, html: str) -> None:
+        write_text_atomic(self.html_report_path, html)
 
     def read_report(self) -> str:
         if not self.report_path.is_file():
@@ -329,6 +345,13 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
         if isinstance(record, dict):
             records.append(record)
     return records
+
+
+def _point(row: dict[str, Any], metric: str) -> bool:
+    """Whether a result row has an iteration and a finite number for ``metric``."""
+    value = row.get(metric)
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    return ok and isinstance(row.get(ITER), int)
 
 
 def list_runs(storage: Path) -> list[RunDir]:

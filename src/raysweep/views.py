@@ -20,8 +20,14 @@ from raysweep.status import format_status, run_status
 
 
 def report_text(run: RunDir) -> str:
-    """report.txt of a run."""
-    return run.read_report()
+    """Regenerate report.txt and report.html from the run directory; returns report.txt.
+
+    An unchanged run directory gives the same files (report.html's ``Generated``
+    line aside). Imports plotly and Optuna, never Ray.
+    """
+    from raysweep.report.build import write_reports
+
+    return write_reports(run)
 
 
 def best_text(run: RunDir, top: int = 1, export: str | None = None, legacy: bool = False) -> str:
@@ -96,12 +102,25 @@ def watch_status(run: RunDir, every_s: float, out: IO[str]) -> None:
 
 
 def list_text(storage: Path) -> str:
-    """One line per run directory under ``storage``."""
-    rows = []
+    """One line per run under ``storage``: name, status, trials done/planned, best, start time."""
+    rows = [("NAME", "STATUS", "TRIALS", "BEST", "STARTED")]
     for run in list_runs(storage):
-        state = run.read_state()
-        best = run.read_best()
-        shown = f"{best['metric']}={best['value']}" if best else ""
-        status = run.effective_status(state)
-        rows.append(f"{run.name:<32} {status:<12} {state.get('updated_at', '')}  {shown}")
-    return "\n".join(rows) if rows else f"no runs under {storage}"
+        try:
+            info = run_status(run)
+        except SweepError:
+            continue
+        counts, total, best = info["counts"], info["trials"], info["best"]
+        done = sum(n for kind, n in counts.items() if kind not in ("running", "pending"))
+        value = best.get("value") if best else None
+        shown = f"{best['metric']}={value:.6g}" if isinstance(value, int | float) else "-"
+        started = run.read_state().get("created_at") or "-"
+        rows.append(
+            (run.name, info["status"], f"{done}/{total}" if total else str(done), shown, started)
+        )
+    if len(rows) == 1:
+        return f"no runs under {storage}"
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True)) + "  " + row[4]
+        for row in rows
+    )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import pickle
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,30 @@ def read_trial_states(exp_dir: Path) -> list[dict[str, Any]]:
             f"{path} is unreadable or corrupt ({type(exc).__name__}: {exc}); "
             "the run cannot be resumed from it. Nothing was changed."
         ) from None
+    return trials
+
+
+def read_trial_rows(exp_dir: Path, keys: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """Per trial id, the rows Ray wrote to ``<trial dir>/result.json``, each cut to ``keys``.
+
+    One JSON object per line (``JsonLoggerCallback``); a torn or foreign line is
+    skipped, a trial without rows is absent.
+    """
+    wanted = (*keys, "trial_id")
+    trials: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(exp_dir.glob(f"*/{TRIAL_RESULT_FILE}")):
+        try:
+            lines = path.read_bytes().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(row, dict) and "trial_id" in row:
+                kept = {k: row[k] for k in wanted if k in row}
+                trials.setdefault(str(kept.pop("trial_id")), []).append(kept)
     return trials
 
 

@@ -38,10 +38,9 @@ from raysweep.driver.ray_session import (
 from raysweep.driver.signals import GracefulStop
 from raysweep.gpu.allocation import GPUPlan, gpu_env
 from raysweep.gpu.monitor import ResourceMonitor
-from raysweep.gpu.usage import format_usage_summary
 from raysweep.report.collect import collect
 from raysweep.report.records import SweepResult
-from raysweep.report.text import format_report, format_summary
+from raysweep.report.text import format_summary
 from raysweep.repro.determinism import DETERMINISM_ENV
 from raysweep.repro.manifest import add_manifest_warning, write_manifest
 from raysweep.rundir import Part, RunDir
@@ -352,8 +351,8 @@ def _apply_gpu_plan(options: DriveOptions, log: RunLog) -> str | None:
 
 
 def write_outputs(result: SweepResult, run: RunDir) -> None:
-    """results.json/csv, best_config.json and report.txt."""
+    """results.json/csv, best_config.json, report.txt and report.html."""
+    from raysweep.report.build import write_reports  # plotly and Optuna's importance: lazily
+
     run.write_results(result)
-    usage = run.read_usage()
-    sections = [format_usage_summary(usage.get("summary", {}))] if usage else []
-    run.write_report(format_report(result, sections))
+    write_reports(run, result, status="completed" if result.succeeded else "failed")

@@ -42,12 +42,23 @@ class SweepResult:
     wall_time_s: float | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "metric": self.metric,
-            "mode": self.mode,
-            "trials": [t.to_json() for t in self.trials],
-        }
+        data: dict[str, Any] = {"name": self.name, "metric": self.metric, "mode": self.mode}
+        if self.wall_time_s is not None:  # the driver's wall time, for the reports
+            data["wall_time_s"] = round(self.wall_time_s, 3)
+        data["trials"] = [t.to_json() for t in self.trials]
+        return data
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> SweepResult:
+        """The inverse of :meth:`to_json` (results.json)."""
+        wall = data.get("wall_time_s")
+        return SweepResult(
+            name=data["name"],
+            metric=data["metric"],
+            mode=data["mode"],
+            trials=[TrialRecord(**t) for t in data["trials"]],
+            wall_time_s=None if wall is None else float(wall),
+        )
 
     def counts(self) -> dict[str, int]:
         """Number of trials per status."""
