@@ -230,6 +230,29 @@ class CheckpointSettings(StrictModel):
     num_to_keep: int = Field(default=2, ge=1)
 
 
+class MlflowSettings(StrictModel):
+    """``logging.mlflow``: Ray Tune's MLflow logger, one MLflow run per trial."""
+
+    tracking_uri: str | None = Field(
+        default=None,
+        min_length=1,
+        description="MLflow tracking URI (sqlite:///mlflow.db, http://host:5000, ...); "
+        "default: MLflow's own (MLFLOW_TRACKING_URI)",
+    )
+    experiment_name: str | None = Field(
+        default=None, min_length=1, description="MLflow experiment; default: the sweep's name"
+    )
+
+
+class LoggingSettings(StrictModel):
+    """``logging``: Ray Tune's TensorBoard and MLflow loggers, beside the run directory."""
+
+    tensorboard: bool = Field(
+        default=False, description="TensorBoard event files in each trial's folder under tune/"
+    )
+    mlflow: MlflowSettings | None = None
+
+
 class SweepSpec(StrictModel):
     """A validated sweep.json. Immutable; every default filled in."""
 
@@ -249,6 +272,7 @@ class SweepSpec(StrictModel):
     stop: StopConfig = Field(default_factory=StopConfig)
     checkpoint: CheckpointSettings = Field(default_factory=CheckpointSettings)
     max_failures: int = Field(default=0, ge=0)
+    logging: LoggingSettings = Field(default_factory=LoggingSettings)
 
     @model_validator(mode="before")
     @classmethod

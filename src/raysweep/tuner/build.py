@@ -21,6 +21,7 @@ from raysweep.rundir import TUNE_DIR
 from raysweep.schedulers.hyperband import hyperband_milestones
 from raysweep.search.indexed import INDEX_KEY
 from raysweep.trainables.wrapper import TrialPlan, make_trainable
+from raysweep.tuner.loggers import logger_callbacks
 from raysweep.tuner.search_alg import build_search_alg
 
 TIME_ATTR = "training_iteration"
@@ -122,6 +123,7 @@ def constant_space(spec: SweepSpec) -> dict[str, Any]:
 
 def build_tuner_parts(spec: SweepSpec, options: BuildOptions) -> TunerParts:
     """All of a Tuner's arguments for ``spec`` under ``options``."""
+    fixed = options.fixed_trial is not None
     if options.fixed_trial is not None:
         config, index = options.fixed_trial
         param_space: dict[str, Any] = {**config, INDEX_KEY: index}
@@ -152,7 +154,8 @@ def build_tuner_parts(spec: SweepSpec, options: BuildOptions) -> TunerParts:
         storage_path=str(options.run_dir.resolve()),
         stop=dict(stop) if stop else None,
         verbose=0,
-        callbacks=list(options.callbacks),
+        # sweep.json's TensorBoard/MLflow loggers; not for the GPU probe or sweep repro
+        callbacks=[*options.callbacks, *(logger_callbacks(spec) if not fixed else [])],
         failure_config=tune.FailureConfig(max_failures=max_failures),
         checkpoint_config=tune.CheckpointConfig(num_to_keep=spec.checkpoint.num_to_keep),
     )
