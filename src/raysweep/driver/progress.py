@@ -1,4 +1,7 @@
-"""Driver-side Ray Tune callback: a line per finished trial and an append-only event log."""
+"""Driver-side Ray Tune callback: progress on show, and an append-only event log.
+
+The display (driver/live.py) is a live panel on a terminal and plain lines elsewhere.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +14,16 @@ from typing import IO, Any
 
 from ray.tune.progress_reporter import TrialProgressCallback
 
+from raysweep.driver.live import Display, Snapshot, make_display
 from raysweep.search.indexed import INDEX_KEY
 
 
 class ProgressCallback(TrialProgressCallback):
-    """Prints one line per finished trial and appends it to ``trials.jsonl``.
+    """Shows one line per finished trial and appends it to ``trials.jsonl``.
+
+    ``terminal``: the stream a live display may draw on (when it is a terminal);
+    the trial lines then go to it and to ``log_path``, else to ``out``, with a
+    heartbeat line every minute without one (driver/live.py).
 
     Each line costs O(1): results.json is written once at the end, not per trial.
     Being a TrialProgressCallback, it replaces the one Ray Tune would add, which
@@ -35,6 +43,8 @@ class ProgressCallback(TrialProgressCallback):
         out: IO[str],
         done_before: int = 0,
         best_before: float | None = None,
+        terminal: IO[str] | None = None,
+        log_path: Path | None = None,
     ) -> None:
         self.events_path = events_path  # RunDir.events_path
         self.metric = metric
@@ -47,12 +57,20 @@ class ProgressCallback(TrialProgressCallback):
         self._events: IO[str] | None = None
         self._primed = False
         self._update_best(best_before)
+        self.terminal = terminal
+        self.log_path = log_path  # RunDir.log_path: where a live display's lines are kept
+        self.best_trial: str | None = None
+        self._display: Display | None = None
+        self._setup_at = time.monotonic()
+        self._finished_here = 0
 
     def __getstate__(self) -> dict[str, Any]:
         # Ray pickles the run config (tuner.pkl); open streams stay with this process.
         state = self.__dict__.copy()
         state["out"] = None
         state["_events"] = None
+        state["terminal"] = None
+        state["_display"] = None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -68,6 +86,9 @@ class ProgressCallback(TrialProgressCallback):
     ) -> None:
         self._load_start_times()
         self._events = self.events_path.open("a", encoding="utf-8")
+        self._setup_at = time.monotonic()
+        self._finished_here = 0
+        self._display = make_display(self.out, self.terminal, self.log_path)
 
     def _load_start_times(self) -> None:
         """A resumed trial keeps the start time of its first attempt."""
@@ -113,19 +134,39 @@ class ProgressCallback(TrialProgressCallback):
 
     def on_trial_complete(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
         self._prime(trials, trial)
-        self._finish(trial, "ended", None)
+        self._finish(trial, "ended", None, trials)
 
     def on_trial_error(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
         self._prime(trials, trial)
-        self._finish(trial, "errored", _error_text(trial))
+        self._finish(trial, "errored", _error_text(trial), trials)
+
+    def on_step_end(self, iteration: int, trials: list[Any], **info: Any) -> None:
+        """Every turn of Ray Tune's loop (~10 a second): redraw, or a heartbeat when due."""
+        if self._display is not None:
+            self._display.tick(self.snapshot(trials))
+
+    def snapshot(self, trials: list[Any]) -> Snapshot:
+        """Counts, best so far, elapsed and ETA (from this invocation's pace) right now."""
+        elapsed = time.monotonic() - self._setup_at
+        running = sum(1 for t in trials if str(t.status) == "RUNNING")
+        left = max(self.total - self.finished, 0)
+        eta = elapsed / self._finished_here * left if self._finished_here else None
+        return Snapshot(
+            self.total, self.finished, running, self.metric, self.best, self.best_trial,
+            elapsed, eta,
+        )  # fmt: skip
 
     def on_experiment_end(self, trials: list[Any], **info: Any) -> None:
+        if self._display is not None:
+            self._display.close(self.snapshot(trials))
+            self._display = None
         if self._events is not None:
             self._events.close()
             self._events = None
 
-    def _finish(self, trial: Any, event: str, error: str | None) -> None:
+    def _finish(self, trial: Any, event: str, error: str | None, trials: list[Any]) -> None:
         self.finished += 1
+        self._finished_here += 1
         result = trial.last_result or {}
         value = result.get(self.metric)
         trial_best = (
@@ -137,6 +178,7 @@ class ProgressCallback(TrialProgressCallback):
             )
             if better:
                 self.best = float(trial_best)
+                self.best_trial = trial.trial_id
         self._append(
             {
                 "event": event,
@@ -154,12 +196,13 @@ class ProgressCallback(TrialProgressCallback):
         shown = f"{self.metric}={value:.6g}" if isinstance(value, int | float) else "no metric"
         best = f"best={self.best:.6g}" if self.best is not None else "best=-"
         status = "ERROR " + (error or "").splitlines()[-1][:120] if error else "done"
-        print(
+        line = (
             f"[{self.finished}/{self.total}] {trial.trial_id} {status} {shown} "
-            f"iters={result.get('training_iteration', 0)} {best}",
-            file=self.out,
-            flush=True,
+            f"iters={result.get('training_iteration', 0)} {best}"
         )
+        if self._display is None:  # a trial ended before setup (never, with Ray Tune)
+            self._display = make_display(self.out, self.terminal, self.log_path)
+        self._display.line(line, self.snapshot(trials))
 
     def _append(self, record: dict[str, Any]) -> None:
         if self._events is None:

@@ -231,7 +231,15 @@ def _run_phase(
     index = next((i for i, p in enumerate(parts) if p.dir == phase.part.dir), len(parts))
     done, best = _earlier_progress(run, parts[:index], spec)
     progress = ProgressCallback(
-        run.events_path, spec.metric, spec.mode, spec.total_trials, log.stream, done, best
+        run.events_path,
+        spec.metric,
+        spec.mode,
+        spec.total_trials,
+        log.stream,
+        done,
+        best,
+        terminal=log.out,  # a live display when it is a terminal (driver/live.py)
+        log_path=run.log_path,
     )
     restoring = phase.kind == "restore"
     build = BuildOptions(
