@@ -33,8 +33,10 @@ def report_text(run: RunDir) -> str:
 def best_text(run: RunDir, top: int = 1, export: str | None = None, legacy: bool = False) -> str:
     """The best trial (or the top K) as JSON; optionally exported to a file (export_json).
 
-    ``legacy``: the export is written in the previous tool's shape (a trading sweep's
-    ``configurations``, ``entry_model``, ``trading_params``: report/legacy_export.py).
+    A multi-objective sweep prints its Pareto front instead (the export stays the
+    first objective's). ``legacy``: the export is written in the previous tool's
+    shape (a trading sweep's ``configurations``, ``entry_model``, ``trading_params``:
+    report/legacy_export.py).
     """
     result = run.read_results()
     ranked = result.ranked()
@@ -44,6 +46,10 @@ def best_text(run: RunDir, top: int = 1, export: str | None = None, legacy: bool
         write_json_atomic(export, legacy_json(run, result, top))
     elif export:
         write_json_atomic(export, export_json(run, result, ranked[: max(top, 1)]))
+    if any(t.pareto_optimal for t in result.trials):  # several objectives: the Pareto front
+        from raysweep.report.pareto import front_json
+
+        return json.dumps(front_json(result.trials, run.read_spec().objective_pairs), indent=2)
     if top <= 1:
         return json.dumps(best_config_json(result, ranked[0]), indent=2)
     return json.dumps([best_config_json(result, t) for t in ranked[:top]], indent=2)

@@ -338,6 +338,7 @@ def collect_run(
         run.read_events(),
         run.read_trial_info(),
         max_iterations=spec.iteration_budget,
+        objectives=spec.objective_pairs,
     )
 
 

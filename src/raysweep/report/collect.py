@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from raysweep.report.pareto import mark_pareto
 from raysweep.report.records import SweepResult, TrialRecord, TrialStatus, clean_number
 from raysweep.repro.seeds import trial_seed_for
 from raysweep.search.indexed import INDEX_KEY
@@ -42,8 +43,12 @@ def collect(
     events: Sequence[dict[str, Any]] = (),
     trial_info: Sequence[dict[str, Any]] = (),
     max_iterations: int | None = None,
+    objectives: Sequence[tuple[str, str]] = (),
 ) -> SweepResult:
     """Build a SweepResult from Ray Tune Trial objects (ResultGrid or ExperimentAnalysis).
+
+    ``objectives``: ``(metric, mode)`` pairs of a multi-objective sweep; each record
+    is then marked ``pareto_optimal`` (report/pareto.py).
 
     A trial is ``completed`` when its function returned by itself or it reached
     ``max_iterations`` (the scheduler's max_t or the stop rule); a trial ended
@@ -60,6 +65,7 @@ def collect(
         if record.status == "stopped" and max_iterations and record.iterations >= max_iterations:
             record.status = "completed"
     records.sort(key=lambda r: (r.index, r.trial_id))  # suggestion order
+    mark_pareto(records, objectives)
     return SweepResult(name=name, metric=metric, mode=mode, trials=records)
 
 

@@ -26,9 +26,13 @@ class TrialRecord:
     ended_at: str | None = None
     gpu_ids: list[str] = field(default_factory=list)
     node_id: str | None = None
+    pareto_optimal: bool | None = None  # a multi-objective sweep's front (report/pareto.py)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if data["pareto_optimal"] is None:  # one objective: results.json as it always was
+            del data["pareto_optimal"]
+        return data
 
 
 @dataclass

@@ -13,9 +13,11 @@ class SweepASHAScheduler(NextTrialCursor, AsyncHyperBandScheduler):
 
 
 def make_asha(config: AshaScheduler, time_attr: str) -> TrialScheduler:
-    """Ray Tune's ASHAScheduler (metric and mode come from TuneConfig)."""
+    """Ray Tune's ASHAScheduler (metric and mode from TuneConfig, or scheduler.metric/mode)."""
     return SweepASHAScheduler(
         time_attr=time_attr,
+        metric=config.metric,
+        mode=config.mode,
         max_t=config.max_t,
         grace_period=config.grace_period,
         reduction_factor=config.reduction_factor,

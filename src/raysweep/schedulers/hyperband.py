@@ -34,9 +34,13 @@ class FinishingHyperBandScheduler(HyperBandScheduler):
 
 
 def make_hyperband(config: HyperbandScheduler, time_attr: str) -> TrialScheduler:
-    """Hyperband with Ray's brackets (metric and mode come from TuneConfig)."""
+    """Hyperband with Ray's brackets (metric and mode from TuneConfig, or scheduler.metric/mode)."""
     return FinishingHyperBandScheduler(
-        time_attr=time_attr, max_t=config.max_t, reduction_factor=config.reduction_factor
+        time_attr=time_attr,
+        metric=config.metric,
+        mode=config.mode,
+        max_t=config.max_t,
+        reduction_factor=config.reduction_factor,
     )
 
 

@@ -26,9 +26,11 @@ class SweepMedianStoppingRule(NextTrialCursor, MedianStoppingRule):
 
 
 def make_median(config: MedianScheduler, time_attr: str) -> TrialScheduler:
-    """Ray Tune's MedianStoppingRule (metric and mode come from TuneConfig)."""
+    """Ray Tune's MedianStoppingRule (metric and mode from TuneConfig, or scheduler.metric/mode)."""
     return SweepMedianStoppingRule(
         time_attr=time_attr,
+        metric=config.metric,
+        mode=config.mode,
         grace_period=config.grace_period,
         min_samples_required=config.min_samples_required,
     )

@@ -76,14 +76,17 @@ def make_optuna(
     space: dict[str, Any],
     num_samples: int,
     seed: int,
-    metric: str,
-    mode: str,
+    metric: str | list[str],
+    mode: str | list[str],
     options: dict[str, Any],
     full_length: int | None = None,
     points: Sequence[Mapping[str, Any]] = (),
     native_space: Any = None,
 ) -> Searcher:
     """OptunaSearch with a seeded sampler chosen by ``options.sampler``.
+
+    ``metric``/``mode`` lists: a multi-objective study (Optuna's samplers but
+    ``cmaes`` handle several directions); trials are told their last values.
 
     ``full_length``: iterations of a trial no scheduler stopped (None when trials
     are never stopped early); shorter trials are told to Optuna as pruned.
@@ -104,6 +107,8 @@ def make_optuna(
         sampler = optuna.samplers.CmaEsSampler(seed=seed, n_startup_trials=startup)
     elif name == "gp":
         sampler = optuna.samplers.GPSampler(seed=seed, n_startup_trials=startup)
+    elif name == "nsga2":  # multi-objective (a genetic algorithm; its own start-up: a population)
+        sampler = optuna.samplers.NSGAIISampler(seed=seed)
     else:
         sampler = optuna.samplers.RandomSampler(seed=seed)
     return PruningOptunaSearch(

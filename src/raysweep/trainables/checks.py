@@ -39,11 +39,16 @@ def check_trainable(spec: SweepSpec) -> None:
                 f"valid: {', '.join(sorted(allowed))}"
             )
     metrics = reported_metrics(spec.trainable, spec.trainable_args)
-    if spec.metric not in metrics:
-        raise ConfigError(
-            f"metric: trainable {spec.trainable!r} does not report {spec.metric!r}; "
-            f"it reports: {', '.join(metrics)}"
-        )
+    wanted = [("metric", m) for m, _ in spec.objective_pairs]
+    scheduler_metric = getattr(spec.scheduler, "metric", None)
+    if scheduler_metric is not None:
+        wanted.append(("scheduler.metric", scheduler_metric))
+    for where, metric in wanted:
+        if metric not in metrics:
+            raise ConfigError(
+                f"{where}: trainable {spec.trainable!r} does not report {metric!r}; "
+                f"it reports: {', '.join(metrics)}"
+            )
     if DATA_PARALLEL_ARG in spec.trainable_args:
         check_data_parallel(spec)
     check_gpus(spec)

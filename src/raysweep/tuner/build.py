@@ -134,9 +134,10 @@ def build_tuner_parts(spec: SweepSpec, options: BuildOptions) -> TunerParts:
             spec, options.start_index, options.warm_start, options.warm_start_points
         )
         num_samples = options.num_samples or spec.total_trials
+    several = spec.objectives is not None  # the searcher and scheduler hold their own metrics
     tune_config = tune.TuneConfig(
-        metric=spec.metric,
-        mode=spec.mode,
+        metric=None if several else spec.metric,
+        mode=None if several else spec.mode,
         search_alg=search_alg,
         scheduler=FIFOScheduler() if options.fifo else build_scheduler(spec),
         num_samples=num_samples,

@@ -62,12 +62,14 @@ def build_searcher(spec: SweepSpec, points: Sequence[Mapping[str, Any]] = ()) ->
             extra["native_space"] = native
         if spec.search.algorithm == "hyperopt":
             points = ()  # flat points do not fit HyperOpt's nested choices
+    objectives = spec.objective_pairs
+    several = len(objectives) > 1 and spec.search.algorithm == "optuna"  # random/grid learn nothing
     inner = factory(
         space=space,
         num_samples=spec.search.num_samples,
         seed=spec.seed,
-        metric=spec.metric,
-        mode=spec.mode,
+        metric=[m for m, _ in objectives] if several else spec.metric,
+        mode=[d for _, d in objectives] if several else spec.mode,
         options=dict(spec.search.options),
         points=() if spec.search.algorithm == "grid" else tuple(points),
         **extra,
