@@ -20,8 +20,9 @@ SPACE: dict[str, Any] = {
 
 
 def spec(space: dict[str, Any], algorithm: str = "random") -> Any:
+    search = {"algorithm": algorithm}
     return parse_spec({"name": "c", "trainable": "examples.quadratic:fit", "metric": "loss",
-                       "mode": "min", "space": space, "search": {"algorithm": algorithm}})  # fmt: skip
+                       "mode": "min", "space": space, "search": search})  # fmt: skip
 
 
 def test_spec_shows_conditions_and_leaves_plain_parameters_as_they_were() -> None:
