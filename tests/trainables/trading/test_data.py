@@ -33,7 +33,7 @@ def test_csv_and_parquet_round_trip(tmp_path: Path) -> None:
 
 def test_one_symbol_file_without_symbol_column_is_named_after_the_file(tmp_path: Path) -> None:
     path = tmp_path / "btcusdt.csv"
-    bars(150).to_csv(path, index=False)
+    bars(150).drop(columns="symbol").to_csv(path, index=False)
     assert load_bars({"data": str(path)}).report.symbols == ("btcusdt",)
 
 
@@ -56,10 +56,10 @@ def test_unsorted_and_duplicated_timestamps_are_refused() -> None:
     frame = bars()
     swapped = frame.copy()
     swapped.iloc[[10, 11]] = swapped.iloc[[11, 10]].to_numpy()
-    with pytest.raises(ConfigError, match=r"timestamps out of order for symbol f: row 11"):
+    with pytest.raises(ConfigError, match=r"timestamps out of order for symbol SYNTH-1: row 11"):
         validate_bars(swapped, "f.csv")
     duplicated = pd.concat([frame.iloc[:50], frame.iloc[49:]], ignore_index=True)
-    with pytest.raises(ConfigError, match=r"timestamps duplicated for symbol f: row 50"):
+    with pytest.raises(ConfigError, match=r"timestamps duplicated for symbol SYNTH-1: row 50"):
         validate_bars(duplicated, "f.csv")
 
 
@@ -93,7 +93,7 @@ def test_gaps_are_reported_not_refused() -> None:
     ]
     lines = report.lines()
     assert lines[1] == "2 gap(s), 6 missing bar(s); largest:"
-    assert lines[2] == "  f: 5 bar(s) after 2024-01-05 03:00:00+00:00"
+    assert lines[2] == "  SYNTH-1: 5 bar(s) after 2024-01-05 03:00:00+00:00"
 
 
 def test_epoch_timestamps_are_read(tmp_path: Path) -> None:

@@ -81,7 +81,7 @@ class SyntheticOptions:
 
 
 def synthetic_ohlcv(options: SyntheticOptions | None = None) -> pd.DataFrame:
-    """SYNTHETIC OHLCV bars: timestamp, open, high, low, close, volume (and symbol if several)."""
+    """SYNTHETIC OHLCV bars: timestamp, symbol (SYNTH-1, ...), open, high, low, close, volume."""
     options = options or SyntheticOptions()
     root = np.random.SeedSequence(options.seed)
     frames = []
@@ -89,8 +89,7 @@ def synthetic_ohlcv(options: SyntheticOptions | None = None) -> pd.DataFrame:
     for i, seq in enumerate(root.spawn(options.symbols)):
         frame = _one_symbol(np.random.default_rng(seq), options)
         frame.insert(0, "timestamp", stamps)
-        if options.symbols > 1:
-            frame.insert(1, "symbol", f"{SYMBOL_PREFIX}{i + 1}")
+        frame.insert(1, "symbol", f"{SYMBOL_PREFIX}{i + 1}")
         frames.append(frame)
     out = pd.concat(frames, ignore_index=True)
     out.attrs["source"] = SOURCE
