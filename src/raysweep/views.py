@@ -7,8 +7,8 @@ answer at once on runs of any size, live or finished.
 from __future__ import annotations
 
 import json
+import os
 import time
-from pathlib import Path
 from typing import IO, Any
 
 from raysweep.errors import ConfigError, SweepError
@@ -36,7 +36,8 @@ def best_text(run: RunDir, top: int = 1, export: str | None = None, legacy: bool
     A multi-objective sweep prints its Pareto front instead (the export stays the
     first objective's). ``legacy``: the export is written in the previous tool's
     shape (a trading sweep's ``configurations``, ``entry_model``, ``trading_params``:
-    report/legacy_export.py).
+    report/legacy_export.py). A trading sweep's plain export (nightly.sh's) holds
+    those keys too, its ``configurations`` in the legacy ranking.
     """
     result = run.read_results()
     ranked = result.ranked()
@@ -44,6 +45,11 @@ def best_text(run: RunDir, top: int = 1, export: str | None = None, legacy: bool
         raise SweepError(f"{run}: no trial reported {result.metric!r}")
     if export and legacy:
         write_json_atomic(export, legacy_json(run, result, top))
+    elif export and run.read_spec().trainable == "trading":
+        # the workload's own keys too (entry_model, trading_params, ...): what the
+        # previous tool's readers of models/best_configs_latest.json expect
+        standard = export_json(run, result, ranked[: max(top, 1)])
+        write_json_atomic(export, {**standard, **legacy_json(run, result, top)})
     elif export:
         write_json_atomic(export, export_json(run, result, ranked[: max(top, 1)]))
     if any(t.pareto_optimal for t in result.trials):  # several objectives: the Pareto front
@@ -67,7 +73,7 @@ def export_json(run: RunDir, result: SweepResult, top: list[TrialRecord]) -> dic
         "configurations": [t.config for t in top],
         "values": [t.best_metric for t in top],
         "run": run.name,
-        "run_dir": str(run.path.resolve()),
+        "run_dir": str(run.resolved()),
         "generated_at": utc_now(),
     }
 
@@ -107,7 +113,7 @@ def watch_status(run: RunDir, every_s: float, out: IO[str]) -> None:
         time.sleep(every_s)
 
 
-def list_text(storage: Path) -> str:
+def list_text(storage: str | os.PathLike[str]) -> str:
     """One line per run under ``storage``: name, status, trials done/planned, best, start time."""
     rows = [("NAME", "STATUS", "TRIALS", "BEST", "STARTED")]
     for run in list_runs(storage):
