@@ -121,7 +121,13 @@ def synthetic_run(path: Path, trials: int = 10_000, seed: int = 0, gpus: int = 2
                     started_at=_iso(start), ended_at=_iso(start + 0.05 * max(stop, 1) + 1),
                 )
             )  # fmt: skip
-    run.mark("running")  # the resume that added tune-ext-1
+    run.mark("running")  # the resume that added tune-ext-1, as the CLI records it:
+    commands = [
+        {"argv": ["sweep", "run", "--config", "sweep.json"], "at": _iso(T0 - 5)},
+        {"argv": ["sweep", "resume", str(path), "--num-samples", str(trials)],
+         "at": _iso(T0 + first * 2.0)},
+    ]  # fmt: skip
+    run.update_state(commands=commands)
     _write_usage(run, gpus, duration_s=trials * 2.0)
     run.write_results(
         SweepResult(path.name, "val_loss", "min", records, wall_time_s=trials * 2.0 + 30)

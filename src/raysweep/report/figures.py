@@ -45,7 +45,7 @@ def _layout(fig: go.Figure, title: str, x: str, y: str, height: int = 420) -> go
         yaxis_title=y,
         height=height,
         margin={"l": 60, "r": 20, "t": 50, "b": 50},
-        legend={"orientation": "h", "y": -0.18},
+        legend={"orientation": "h", "x": 1, "y": 1.02, "xanchor": "right", "yanchor": "bottom"},
         template="plotly_white",
     )
     return fig
@@ -134,7 +134,7 @@ def importance_figure(importance: Importance | None) -> go.Figure | None:
         )
     )
     height = 160 + 28 * len(names)
-    return _layout(fig, f"Parameter importance: {importance.evaluator}", "importance", "", height)
+    return _layout(fig, "Parameter importance", "importance (sums to 1)", "", height)
 
 
 def parallel_figure(

@@ -43,7 +43,7 @@ table.sortable th[data-order=asc]::after{content:" \\25B2"}
 table.sortable th[data-order=desc]::after{content:" \\25BC"}
 pre{background:#f6f6f6;padding:8px;overflow-x:auto;font-size:85%;margin:4px 0}
 .status.completed{color:#2ca02c}.status.failed,.status.crashed{color:#d62728}
-.plot{min-height:360px}details{margin:6px 0}caption{text-align:left;color:#666}
+details{margin:6px 0}caption{text-align:left;color:#666}
 """
 
 SCRIPT = """
@@ -85,6 +85,11 @@ def sections(
     thinned = f"Curves with more than {cap} points are thinned to {cap}." if cap else ""
     usage = inputs.usage
     no_usage = "Resource usage was not recorded for this run."
+    usage_note = (
+        '<p class="note">Sampled during the last invocation (each one records its own).</p>'
+        if usage and len(inputs.commands) > 1
+        else ""
+    )
     if importance is not None:
         about = (
             f"Computed by {escape(importance.evaluator)} from {importance.trials} trials that "
@@ -145,7 +150,7 @@ def sections(
         Section(
             "resources",
             "Resource usage",
-            "" if usage else f"<p>{no_usage}</p>",
+            usage_note if usage else f"<p>{no_usage}</p>",
             (
                 ("plot-host", host_figure(usage, inputs.time_marks()), no_usage),
                 ("plot-gpus", gpu_figure(usage, inputs.time_marks()), "No GPU was monitored."),

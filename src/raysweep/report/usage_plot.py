@@ -31,7 +31,7 @@ def _frame(fig: go.Figure, title: str, left: str, right: str) -> go.Figure:
         title=title,
         height=380,
         margin={"l": 60, "r": 60, "t": 50, "b": 50},
-        legend={"orientation": "h", "y": -0.2},
+        legend={"orientation": "h", "x": 1, "y": 1.02, "xanchor": "right", "yanchor": "bottom"},
         template="plotly_white",
         xaxis={"type": "date", "title": "time (UTC)"},
         yaxis={"title": left, "rangemode": "tozero"},
