@@ -19,6 +19,7 @@ import json
 import math
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -164,27 +165,43 @@ def main(argv: list[str] | None = None) -> int:
     root = args.keep or Path(tempfile.mkdtemp(prefix="report-scale-"))
     run = synthetic_run(root / f"synthetic-{args.trials}", trials=args.trials)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    cold, warm = [], []
+    cold, cold_cpu, warm, warm_cpu = [], [], [], []
+    loads = [os.getloadavg()[0]]
     for _ in range(args.repeats):
-        start = time.perf_counter()
+        start, before = time.perf_counter(), _children_cpu()
         subprocess.run(
             [sys.executable, "-m", "raysweep.cli", "report", str(run.path)],
             env=env, check=True, capture_output=True,
         )  # fmt: skip
         cold.append(time.perf_counter() - start)
+        cold_cpu.append(_children_cpu() - before)
     from raysweep.report.build import write_reports
 
     write_reports(run)  # imports and first-call costs out of the warm figure
     for _ in range(args.repeats):
-        start = time.perf_counter()
+        start, before = time.perf_counter(), time.process_time()
         write_reports(run)
         warm.append(time.perf_counter() - start)
+        warm_cpu.append(time.process_time() - before)
+    loads.append(os.getloadavg()[0])
     size = run.html_report_path.stat().st_size
-    print(f"trials: {args.trials}, load average: {os.getloadavg()[0]:.1f}")
+    print(f"trials: {args.trials}, load average {loads[0]:.1f} (start), {loads[1]:.1f} (end)")
     print(f"report.html: {size / 1e6:.2f} MB (target < 15 MB)")
-    print(f"sweep report (fresh process): median {statistics.median(cold):.2f} s, {cold}")
-    print(f"write_reports (warm process): median {statistics.median(warm):.2f} s, {warm}")
+    for label, wall, cpu in (
+        ("sweep report (fresh process)", cold, cold_cpu),
+        ("write_reports (warm process)", warm, warm_cpu),
+    ):
+        print(
+            f"{label}: wall median {statistics.median(wall):.2f} s "
+            f"({min(wall):.2f}-{max(wall):.2f}), CPU median {statistics.median(cpu):.2f} s"
+        )
     return 0
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of the finished child processes so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 if __name__ == "__main__":

@@ -56,7 +56,14 @@ def add_marks(fig: go.Figure, marks: Sequence[Mark]) -> None:
     for x, label in marks:
         fig.add_vline(x=x, line={"dash": "dot", "color": "#7f7f7f", "width": 1})
         fig.add_annotation(
-            x=x, y=1, yref="paper", text=label, showarrow=False, xanchor="left", yanchor="bottom"
+            x=x,
+            y=0.99,
+            yref="paper",
+            text=label,
+            showarrow=False,
+            xanchor="left",
+            yanchor="top",
+            bgcolor="rgba(255,255,255,0.8)",
         )
 
 
@@ -164,7 +171,8 @@ def parallel_figure(
                   "showscale": True, "colorbar": {"title": metric}},
         )
     )  # fmt: skip
-    return _layout(fig, "Parameters against the metric", "", "", 480)
+    _layout(fig, "Parameters against the metric", "", "", 520)
+    return fig.update_layout(margin={"t": 110, "l": 60, "r": 60, "b": 40})  # room for axis labels
 
 
 def _dimension(name: str, values: list[Any], dist: BaseDistribution) -> dict[str, Any]:
