@@ -6,6 +6,11 @@ pickle; writes are atomic: temp file + rename). Ray Tune's own experiment
 folders (``tune/``, ``tune-ext-N/``) are named here too; what is inside them is
 Ray's format, read without Ray by ``raysweep._raycompat.experiment_state``.
 
+``<storage>`` is a local directory or a URI (``s3://bucket/runs``): the files are
+read and written through a store (``raysweep.storage``), and a remote run keeps
+its lock and the logs it appends to in a local staging directory, uploaded
+while it runs (``raysweep.staging``).
+
 Nothing here imports Ray, so the read-only commands (``status``, ``best``,
 ``list``, ``report``) stay fast on runs of any size.
 """
@@ -24,9 +29,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from raysweep._raycompat import experiment_state
 from raysweep.errors import ResumeError, SweepError
-from raysweep.jsonio import read_json, write_json_atomic, write_text_atomic
 from raysweep.report.export import best_config_json, results_csv
 from raysweep.report.records import SweepResult
+from raysweep.runplace import EVENTS, LOG, STATE, TRIAL_INFO, USAGE, RunPlace
+from raysweep.storage import FsStore, is_uri, local_path, open_location
 
 if TYPE_CHECKING:  # pydantic and the config models load only when a spec is read or written
     from raysweep.config.schema import SweepSpec
@@ -37,6 +43,9 @@ TUNE_DIR = "tune"  # the run's first Ray Tune experiment
 EXT_PREFIX = "tune-ext-"  # one more experiment per --num-samples extension
 ITER = "training_iteration"  # a row's iteration in Ray's result.json
 PROBE_DIR = "gpu_probe"  # gpus_per_trial "auto": the probe's own experiment
+SPEC, MANIFEST, PACKING = "spec.json", "repro.json", "gpu_auto.json"
+RESULTS, RESULTS_CSV, BEST = "results.json", "results.csv", "best_config.json"
+REPORT, HTML_REPORT = "report.txt", "report.html"
 
 
 def utc_now() -> str:
@@ -96,87 +105,70 @@ class Part:
         )
 
 
-class RunDir:
-    """A run directory: paths of its files, and typed reads and atomic writes of each."""
+class RunDir(RunPlace):
+    """A run directory: paths of its files, and typed reads and atomic writes of each.
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-
-    def __repr__(self) -> str:
-        return f"RunDir({str(self.path)!r})"
-
-    def __str__(self) -> str:
-        return str(self.path)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, RunDir) and other.path == self.path
-
-    def __hash__(self) -> int:
-        return hash(self.path)
-
-    @property
-    def name(self) -> str:
-        return self.path.name
-
-    def resolved(self) -> RunDir:
-        return RunDir(self.path.resolve())
+    ``RunDir("runs/x")`` is a local directory; ``RunDir("s3://bucket/runs/x")`` a
+    run on remote storage, shown and accepted back by its URI (``raysweep.runplace``).
+    ``path`` is always local: the directory itself, or a remote run's staging
+    directory, which holds only its lock, its logs before their upload and the GPU
+    probe (the ``*_path`` properties of those files are under it).
+    """
 
     # -- file paths --------------------------------------------------------------
-    spec_path = property(lambda self: self.path / "spec.json")
-    state_path = property(lambda self: self.path / "state.json")
-    manifest_path = property(lambda self: self.path / "repro.json")
-    log_path = property(lambda self: self.path / "sweep_output.log")
-    results_path = property(lambda self: self.path / "results.json")
-    results_csv_path = property(lambda self: self.path / "results.csv")
-    best_path = property(lambda self: self.path / "best_config.json")
-    report_path = property(lambda self: self.path / "report.txt")
-    html_report_path = property(lambda self: self.path / "report.html")
-    usage_path = property(lambda self: self.path / "resource_usage.json")
-    events_path = property(lambda self: self.path / "trials.jsonl")
-    trial_info_path = property(lambda self: self.path / "trial_info.jsonl")
-    packing_path = property(lambda self: self.path / "gpu_auto.json")
+    spec_path = property(lambda self: self.path / SPEC)
+    state_path = property(lambda self: self.path / STATE)
+    manifest_path = property(lambda self: self.path / MANIFEST)
+    log_path = property(lambda self: self.path / LOG)
+    results_path = property(lambda self: self.path / RESULTS)
+    results_csv_path = property(lambda self: self.path / RESULTS_CSV)
+    best_path = property(lambda self: self.path / BEST)
+    report_path = property(lambda self: self.path / REPORT)
+    html_report_path = property(lambda self: self.path / HTML_REPORT)
+    usage_path = property(lambda self: self.path / USAGE)
+    events_path = property(lambda self: self.path / EVENTS)
+    trial_info_path = property(lambda self: self.path / TRIAL_INFO)
+    packing_path = property(lambda self: self.path / PACKING)
     lock_path = property(lambda self: self.path / ".lock")
     probe_dir = property(lambda self: self.path / PROBE_DIR)
 
-    def experiment_path(self, part: Part | str) -> Path:
-        """Ray Tune's experiment folder of ``part`` (``tune/``, ``tune-ext-N/``)."""
-        return self.path / (part.dir if isinstance(part, Part) else part)
-
     def is_run(self) -> bool:
         """Whether this looks like a raysweep run directory (it has state.json)."""
-        return self.state_path.is_file()
+        return self._has(STATE)
 
     # -- spec.json ---------------------------------------------------------------
     def write_spec(self, spec: SweepSpec) -> None:
         """spec.json: the resolved spec and its sha256."""
         from raysweep.config.load import spec_hash, spec_to_json
 
-        write_json_atomic(self.spec_path, {"sha256": spec_hash(spec), "spec": spec_to_json(spec)})
+        self.store.write_json(SPEC, {"sha256": spec_hash(spec), "spec": spec_to_json(spec)})
 
     def spec_sha256(self) -> str | None:
         """The sha256 recorded in spec.json (None without one)."""
-        return str(read_json(self.spec_path)["sha256"]) if self.spec_path.is_file() else None
+        data = self._read_json(SPEC)
+        return str(data["sha256"]) if data is not None else None
 
     def has_spec(self) -> bool:
-        return self.spec_path.is_file()
+        return self._has(SPEC)
 
     def read_spec(self) -> SweepSpec:
         """The spec the run was started with (ResumeError when missing or corrupt)."""
         from raysweep.config.schema import SweepSpec
 
-        if not self.spec_path.is_file():
-            raise ResumeError(f"{self.path} is not a raysweep run directory (no spec.json)")
+        data = self.store.read_bytes(SPEC)
+        if data is None:
+            raise ResumeError(f"{self} is not a raysweep run directory (no spec.json)")
         try:
-            return SweepSpec.model_validate(read_json(self.spec_path)["spec"])
+            return SweepSpec.model_validate(json.loads(data)["spec"])
         except (ValueError, KeyError, TypeError) as exc:
             raise ResumeError(
-                f"{self.spec_path} is unreadable or corrupt ({type(exc).__name__}: {exc})"
+                f"{self.where(SPEC)} is unreadable or corrupt ({type(exc).__name__}: {exc})"
             ) from None
 
     # -- state.json --------------------------------------------------------------
     def read_state(self) -> dict[str, Any]:
         """state.json as a dict ({} when absent)."""
-        return dict(read_json(self.state_path)) if self.state_path.is_file() else {}
+        return dict(self._read_json(STATE) or {})
 
     def mark(self, status: Status, **fields: Any) -> dict[str, Any]:
         """Set the run's status (and extra fields), recording this process as the driver."""
@@ -192,14 +184,14 @@ class RunDir:
         else:
             state["finished_at"] = now
         state.update(fields)
-        write_json_atomic(self.state_path, state)
+        self.store.write_json(STATE, state)
         return state
 
     def update_state(self, **fields: Any) -> dict[str, Any]:
         """Set fields of state.json without touching the status."""
         state = self.read_state()
         state.update(fields, updated_at=utc_now())
-        write_json_atomic(self.state_path, state)
+        self.store.write_json(STATE, state)
         return state
 
     def effective_status(self, state: dict[str, Any] | None = None) -> str:
@@ -225,14 +217,6 @@ class RunDir:
         record = state.get("warm_start")
         return dict(record) if isinstance(record, dict) else None
 
-    def modified_at(self) -> float:
-        """When the run last changed (epoch seconds): its directory's mtime.
-
-        Every state change renames a new state.json into the directory, which sets
-        the directory's mtime; ``touch -d`` on the directory sets it too.
-        """
-        return self.path.stat().st_mtime
-
     def parts(self, state: dict[str, Any] | None = None) -> list[Part]:
         """The run's Ray Tune experiments, oldest first (state.json's ``experiments``)."""
         state = self.read_state() if state is None else state
@@ -241,103 +225,110 @@ class RunDir:
     def set_parts(self, parts: list[Part]) -> None:
         self.update_state(experiments=[p.to_json() for p in parts])
 
-    # -- Ray Tune's experiment folders, read without Ray ----------------------------
-    def trial_states(self, part: Part) -> list[dict[str, Any]]:
-        """Trial id, status and config of each trial in the part's newest snapshot."""
-        return experiment_state.read_trial_states(self.experiment_path(part))
-
+    # -- Ray Tune's experiment folders, read without Ray (more in RunPlace) -----------
     def trial_curves(self, metric: str) -> dict[str, list[tuple[int, float]]]:
-        """Per trial id, its ``(training_iteration, metric)`` points from Ray's per-trial rows."""
+        """Per trial id, its ``(training_iteration, metric)`` points from Ray's per-trial rows.
+
+        A remote run's rows are read from a staging copy of each experiment.
+        """
         curves: dict[str, list[tuple[int, float]]] = {}
         for part in self.parts():
-            rows = experiment_state.read_trial_rows(self.experiment_path(part), (ITER, metric))
+            with self.local_experiment(part, write_back=False) as exp_dir:
+                rows = experiment_state.read_trial_rows(exp_dir, (ITER, metric))
             for trial_id, trial_rows in rows.items():
                 points = {int(r[ITER]): float(r[metric]) for r in trial_rows if _point(r, metric)}
                 curves[trial_id] = sorted(points.items())
         return curves
 
-    def has_snapshot(self, part: Part) -> bool:
-        """Whether Ray saved at least one experiment snapshot for the part."""
-        return experiment_state.newest_state_file(self.experiment_path(part)) is not None
-
     # -- results -----------------------------------------------------------------
     def write_results(self, result: SweepResult) -> None:
         """results.json, results.csv and (when there is a best trial) best_config.json."""
-        write_json_atomic(self.results_path, result.to_json())
-        write_text_atomic(self.results_csv_path, results_csv(result))
+        self.store.write_json(RESULTS, result.to_json())
+        self._write_text(RESULTS_CSV, results_csv(result))
         best = result.best()
         if best is not None:
-            write_json_atomic(self.best_path, best_config_json(result, best))
+            self.store.write_json(BEST, best_config_json(result, best))
 
     def has_results(self) -> bool:
-        return self.results_path.is_file()
+        return self._has(RESULTS)
 
     def read_results(self) -> SweepResult:
         """results.json as a SweepResult (SweepError before the run wrote one)."""
-        if not self.results_path.is_file():
-            raise SweepError(f"{self.path}: no results.json yet (is the run finished?)")
-        return SweepResult.from_json(read_json(self.results_path))
+        data = self._read_json(RESULTS)
+        if data is None:
+            raise SweepError(f"{self}: no results.json yet (is the run finished?)")
+        return SweepResult.from_json(data)
 
     def read_best(self) -> dict[str, Any] | None:
         """best_config.json (None when no trial reported the metric)."""
-        return dict(read_json(self.best_path)) if self.best_path.is_file() else None
+        data = self._read_json(BEST)
+        return dict(data) if data is not None else None
 
     # -- report, usage, manifest, GPU packing ---------------------------------------
     def write_report(self, text: str) -> None:
-        write_text_atomic(self.report_path, text)
+        self._write_text(REPORT, text)
 
     def write_html_report(self, html: str) -> None:
-        write_text_atomic(self.html_report_path, html)
+        self._write_text(HTML_REPORT, html)
 
     def read_report(self) -> str:
-        if not self.report_path.is_file():
-            raise SweepError(f"{self.path}: no report.txt yet (is the run finished?)")
-        return self.report_path.read_text(encoding="utf-8")
+        data = self.store.read_bytes(REPORT)
+        if data is None:
+            raise SweepError(f"{self}: no report.txt yet (is the run finished?)")
+        return data.decode("utf-8")
 
     def read_usage(self) -> dict[str, Any] | None:
         """resource_usage.json (None when the run recorded none)."""
-        return dict(read_json(self.usage_path)) if self.usage_path.is_file() else None
+        data = self._read_staged(USAGE)
+        return dict(json.loads(data)) if data is not None else None
+
+    def has_manifest(self) -> bool:
+        return self._has(MANIFEST)
 
     def read_manifest(self) -> dict[str, Any]:
         """repro.json ({} when the run has none)."""
-        return dict(read_json(self.manifest_path)) if self.manifest_path.is_file() else {}
+        return dict(self._read_json(MANIFEST) or {})
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
-        write_json_atomic(self.manifest_path, manifest)
+        self.store.write_json(MANIFEST, manifest)
 
     def read_packing(self) -> dict[str, Any] | None:
         """gpu_auto.json, the packing the GPU probe chose (None when there is none)."""
-        if not self.packing_path.is_file():
+        data = self.store.read_bytes(PACKING)
+        if data is None:
             return None
         try:
-            record = dict(read_json(self.packing_path))
+            record = dict(json.loads(data))
             if not 0 < float(record["gpus_per_trial"]) <= 1:
                 raise ValueError(f"gpus_per_trial {record['gpus_per_trial']} is not in (0, 1]")
         except (ValueError, KeyError, TypeError) as exc:
             raise ResumeError(
-                f"{self.packing_path} is unreadable or corrupt ({type(exc).__name__}: {exc})"
+                f"{self.where(PACKING)} is unreadable or corrupt ({type(exc).__name__}: {exc})"
             ) from None
         return record
 
     def write_packing(self, record: dict[str, Any]) -> None:
-        write_json_atomic(self.packing_path, record)
+        self.store.write_json(PACKING, record)
 
     # -- append-only logs of the driver and the trials --------------------------------
     def read_events(self) -> list[dict[str, Any]]:
         """trials.jsonl: start/end events of every trial (a torn last line is skipped)."""
-        return read_jsonl(self.events_path)
+        return _parse_jsonl(self._read_staged(EVENTS))
 
     def read_trial_info(self) -> list[dict[str, Any]]:
         """trial_info.jsonl: what each trial process recorded (index, seed, devices)."""
-        return read_jsonl(self.trial_info_path)
+        return _parse_jsonl(self._read_staged(TRIAL_INFO))
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     """The records of a JSON-lines file, skipping a torn or foreign line."""
-    if not path.is_file():
-        return []
-    records = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    return _parse_jsonl(path.read_bytes() if path.is_file() else None)
+
+
+def _parse_jsonl(data: bytes | None) -> list[dict[str, Any]]:
+    """The records of JSON lines, skipping a torn or foreign line."""
+    records: list[dict[str, Any]] = []
+    for line in (data or b"").decode("utf-8", errors="replace").splitlines():
         try:
             record = json.loads(line)
         except ValueError:
@@ -354,8 +345,13 @@ def _point(row: dict[str, Any], metric: str) -> bool:
     return ok and isinstance(row.get(ITER), int)
 
 
-def list_runs(storage: Path) -> list[RunDir]:
-    """Every run directory directly under ``storage``, by name."""
+def list_runs(storage: str | os.PathLike[str]) -> list[RunDir]:
+    """Every run directory directly under ``storage`` (a directory or a URI), by name."""
+    if is_uri(storage):
+        location = open_location(os.fspath(storage))
+        runs = [RunDir(location.child(name).uri) for name in FsStore(location).names()]
+        return [run for run in runs if run.is_run()]
+    storage = local_path(storage)
     if not storage.is_dir():
         return []
-    return [RunDir(p) for p in sorted(storage.iterdir()) if (p / "state.json").is_file()]
+    return [RunDir(p) for p in sorted(storage.iterdir()) if (p / STATE).is_file()]

@@ -146,7 +146,7 @@ def _best_of_results(run: RunDir) -> dict[str, Any] | None:
 def _snapshot_counts(run: RunDir, state: dict[str, Any]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for part in run.parts(state):
-        if not run.experiment_path(part).is_dir():
+        if not run.has_experiment(part):
             continue
         for trial in run.trial_states(part):
             name = _RAY_STATUS.get(trial["status"], str(trial["status"]).lower())

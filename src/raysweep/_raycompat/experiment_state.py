@@ -9,9 +9,10 @@ resume planning read it here, and only here.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import pickle
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,18 @@ TUNER_PKL = "tuner.pkl"
 STATE_GLOB = "experiment_state-*.json"
 TRIAL_RESULT_FILE = "result.json"  # Ray's per-trial rows (EXPR_RESULT_FILE)
 FINAL_STATUSES = ("TERMINATED", "ERROR")
+CHECKPOINT_PREFIX = "checkpoint_"  # a trial's checkpoint directories (checkpoint_000003)
+
+
+def newest_state_name(names: Iterable[str]) -> str | None:
+    """The newest ``experiment_state-<session>.json`` among file names (None: no snapshot)."""
+    found = sorted(n for n in names if fnmatch.fnmatchcase(n, STATE_GLOB))
+    return found[-1] if found else None
+
+
+def is_checkpoint_dir(name: str) -> bool:
+    """Whether a trial directory's entry is one of Ray's checkpoint directories."""
+    return name.startswith(CHECKPOINT_PREFIX)
 
 
 def newest_state_file(exp_dir: Path) -> Path | None:
@@ -38,9 +51,20 @@ def read_trial_states(exp_dir: Path) -> list[dict[str, Any]]:
     if path is None:
         return []
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = path.read_bytes()
+    except OSError as exc:
+        raise _corrupt(str(path), exc) from None
+    return parse_trial_states(data, str(path))
+
+
+def parse_trial_states(data: bytes, source: str) -> list[dict[str, Any]]:
+    """Trial id, status and config of every trial in a snapshot's bytes (``source`` names it).
+
+    Raises ResumeError when it is not valid JSON of the expected shape.
+    """
+    try:
         trials = []
-        for trial_json, _meta in data["trial_data"]:
+        for trial_json, _meta in json.loads(data)["trial_data"]:
             trial = json.loads(trial_json) if isinstance(trial_json, str) else trial_json
             trials.append(
                 {
@@ -49,12 +73,16 @@ def read_trial_states(exp_dir: Path) -> list[dict[str, Any]]:
                     "config": trial.get("config", {}),
                 }
             )
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ResumeError(
-            f"{path} is unreadable or corrupt ({type(exc).__name__}: {exc}); "
-            "the run cannot be resumed from it. Nothing was changed."
-        ) from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise _corrupt(source, exc) from None
     return trials
+
+
+def _corrupt(source: str, exc: Exception) -> ResumeError:
+    return ResumeError(
+        f"{source} is unreadable or corrupt ({type(exc).__name__}: {exc}); "
+        "the run cannot be resumed from it. Nothing was changed."
+    )
 
 
 def read_trial_rows(exp_dir: Path, keys: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
@@ -90,10 +118,16 @@ def check_restorable(exp_dir: Path) -> None:
     if not exp_dir.is_dir():
         raise ResumeError(f"{exp_dir} is missing: Ray Tune's experiment directory is gone. {hint}")
     tuner_pkl = exp_dir / TUNER_PKL
-    if not tuner_pkl.is_file():
-        raise ResumeError(f"{tuner_pkl} is missing: the experiment cannot be restored. {hint}")
-    try:
-        pickle.loads(tuner_pkl.read_bytes())
-    except Exception as exc:
-        raise ResumeError(f"{tuner_pkl} is corrupt ({type(exc).__name__}: {exc}). {hint}") from None
+    check_tuner_pickle(tuner_pkl.read_bytes() if tuner_pkl.is_file() else None, str(tuner_pkl))
     read_trial_states(exp_dir)
+
+
+def check_tuner_pickle(data: bytes | None, source: str) -> None:
+    """ResumeError unless ``data`` (``tuner.pkl``'s bytes; None: absent) unpickles."""
+    hint = "Nothing was changed; restore the directory from a backup or start a new run."
+    if data is None:
+        raise ResumeError(f"{source} is missing: the experiment cannot be restored. {hint}")
+    try:
+        pickle.loads(data)
+    except Exception as exc:
+        raise ResumeError(f"{source} is corrupt ({type(exc).__name__}: {exc}). {hint}") from None
