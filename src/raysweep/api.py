@@ -36,6 +36,7 @@ from raysweep.gpu.allocation import GPUPlan
 from raysweep.gpu.planning import PROBE_SECONDS, plan_gpus, probe_iterations, recorded_spec
 from raysweep.rundir import TUNE_DIR, Part, RunDir
 from raysweep.search.points import WarmStart, load_warm_start
+from raysweep.storage import is_uri
 from raysweep.trainables.builtins import planned_replicas
 from raysweep.trainables.checks import check_trainable
 
@@ -52,7 +53,7 @@ class RunOptions:
     """Command-line choices for ``sweep run``/``resume`` that sit beside the config."""
 
     config: Path | None = None  # sweep.json (sweep run); None for sweep resume
-    storage: Path = Path("runs")
+    storage: str | os.PathLike[str] = "runs"  # a directory, or a URI (s3://bucket/runs)
     name: str | None = None
     seed: int | None = None
     num_samples: int | None = None
@@ -113,17 +114,20 @@ def run_sweep(
     """
     with stop or GracefulStop() as owned:
         spec = load_run_spec(options)
-        if JOB_CONFIG_ENV in os.environ and not options.storage.is_absolute():
+        remote = is_uri(options.storage)
+        if JOB_CONFIG_ENV in os.environ and not remote and not Path(options.storage).is_absolute():
             raise ConfigError(
                 f"--storage {options.storage}: inside a Ray Job the working directory is a "
                 "temporary copy that Ray removes; give an absolute path on storage that "
-                "outlives the job (e.g. --storage /shared/runs)"
+                "outlives the job (e.g. --storage /shared/runs or s3://bucket/runs)"
             )
-        run = RunDir((options.storage / spec.name).resolve())
+        run = RunDir.under(options.storage, spec.name)
+        if not options.dry_run:
+            run.check_storage()  # remote storage: reachable and writable, before anything
         if options.resume and run.has_spec():
-            return resume_sweep(run.path, options, out, config=spec, stop=owned)
-        if run.path.exists():
-            check_unlocked(run.lock_path)
+            return resume_sweep(str(run), options, out, config=spec, stop=owned)
+        if run.exists():
+            check_unlocked(run.lock_path, str(run))
             raise RunDirExistsError(
                 f"run directory {run} already exists; choose another --name, "
                 f"or continue it with: sweep resume {run}"
@@ -135,9 +139,9 @@ def run_sweep(
             return 0
         driver = _driver(out)
         try:
-            run.path.mkdir(parents=True)
+            run.create()
         except FileExistsError:  # another `sweep run` created it a moment ago
-            check_unlocked(run.lock_path)
+            check_unlocked(run.lock_path, str(run))
             raise RunDirExistsError(
                 f"run directory {run} was just created by another process"
             ) from None
@@ -154,7 +158,7 @@ def run_sweep(
 
 
 def resume_sweep(
-    run_dir: Path,
+    run_dir: str | os.PathLike[str],
     options: RunOptions,
     out: IO[str] = sys.stdout,
     config: SweepSpec | None = None,
@@ -167,11 +171,13 @@ def resume_sweep(
     anything is written; returns 0/1/130 like run_sweep.
     """
     with stop or GracefulStop() as owned:
-        run = RunDir(Path(run_dir).resolve())
+        run = RunDir(run_dir).resolved()
+        if not options.dry_run and config is None:  # sweep run --resume checked it already
+            run.check_storage()
         stored = run.read_spec()
         spec = resumed_spec(run, stored, config, options.num_samples, options.max_concurrent)
         check_trainable(spec)
-        check_unlocked(run.lock_path)
+        check_unlocked(run.lock_path, str(run))
         state = run.read_state()
         parts = recorded_parts(run, state, stored)
         phases = plan_phases(run, parts, spec, options.retry_errored)
@@ -212,12 +218,17 @@ def resume_sweep(
         return int(driver.drive(spec, run, phases, drive_options, out, owned))
 
 
-def rerun_trial(run_dir: Path, trial_id: str | None, out: IO[str] = sys.stdout) -> int:
+def rerun_trial(
+    run_dir: str | os.PathLike[str], trial_id: str | None, out: IO[str] = sys.stdout
+) -> int:
     """Rerun one recorded trial and compare its metric with the record (0 match, 1 not)."""
     _driver(out)
     from raysweep.driver.rerun import rerun_trial as rerun
 
-    return rerun(RunDir(Path(run_dir).resolve()), trial_id, out)
+    run = RunDir(run_dir).resolved()
+    if run.is_remote:
+        run.path.mkdir(parents=True, exist_ok=True)  # its log goes to its staging directory
+    return rerun(run, trial_id, out)
 
 
 def _driver(out: IO[str] = sys.stdout) -> ModuleType:

@@ -34,7 +34,7 @@ def _run_options(args: argparse.Namespace) -> RunOptions:
 
     return RunOptions(
         config=Path(args.config),
-        storage=Path(args.storage),
+        storage=args.storage,
         name=args.name,
         seed=args.seed,
         num_samples=args.num_samples,
@@ -72,13 +72,13 @@ def _cmd_resume(args: argparse.Namespace) -> int:
             dry_run=args.dry_run,
             retry_errored=args.retry_errored,
         )
-        return api.resume_sweep(Path(args.run_dir), options, stop=stop)
+        return api.resume_sweep(args.run_dir, options, stop=stop)
 
 
 def _cmd_repro(args: argparse.Namespace) -> int:
     from raysweep import api
 
-    return api.rerun_trial(Path(args.run_dir), args.trial)
+    return api.rerun_trial(args.run_dir, args.trial)
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -100,11 +100,11 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from raysweep import views
-    from raysweep.rundir import RunDir
+    from raysweep.rundir import HTML_REPORT, REPORT, RunDir
 
     run = RunDir(args.run_dir)
     print(views.report_text(run), end="")
-    print(f"wrote {run.report_path} and {run.html_report_path}", file=sys.stderr)
+    print(f"wrote {run.where(REPORT)} and {run.where(HTML_REPORT)}", file=sys.stderr)
     return 0
 
 
@@ -142,7 +142,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
 def _cmd_list(args: argparse.Namespace) -> int:
     from raysweep import views
 
-    print(views.list_text(Path(args.storage)))
+    print(views.list_text(args.storage))
     return 0
 
 
@@ -222,8 +222,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--storage",
         default="runs",
-        metavar="DIR",
-        help="where run directories live (default: ./runs)",
+        metavar="DIR|URI",
+        help="where run directories live: a directory (default: ./runs; a shared filesystem "
+        "on a cluster) or a URI Ray Tune supports (s3://bucket/prefix, gs://bucket/prefix); "
+        "checked at start, docs/cluster.md",
     )
     run.add_argument("--seed", type=int, help="master seed (overrides the config's)")
     run.add_argument("--num-samples", type=int, metavar="N", help="override search.num_samples")
@@ -326,8 +328,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     status.set_defaults(func=_cmd_status)
 
-    lst = sub.add_parser("list", help="list the runs under a storage directory")
-    lst.add_argument("--storage", default="runs", metavar="DIR")
+    lst = sub.add_parser("list", help="list the runs under a storage directory or URI")
+    lst.add_argument("--storage", default="runs", metavar="DIR|URI")
     lst.set_defaults(func=_cmd_list)
 
     report = sub.add_parser(

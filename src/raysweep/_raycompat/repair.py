@@ -43,8 +43,13 @@ from raysweep.jsonio import write_text_atomic
 ITER = "training_iteration"
 
 
-def repair_snapshot(exp_dir: Path) -> list[str]:
-    """Fix the newest snapshot of ``exp_dir`` in place; returns one line per changed trial."""
+def repair_snapshot(exp_dir: Path, storage: tuple[str, Any] | None = None) -> list[str]:
+    """Fix the newest snapshot of ``exp_dir`` in place; returns one line per changed trial.
+
+    ``storage``: where the experiment really is, as ``(path, pyarrow filesystem)``,
+    when ``exp_dir`` is a local copy of a remote one (``RunDir.local_experiment``):
+    a checkpoint the repair names is named there. Default: ``exp_dir`` itself.
+    """
     path = newest_state_file(exp_dir)
     if path is None:
         return []
@@ -54,7 +59,7 @@ def repair_snapshot(exp_dir: Path) -> list[str]:
         trial = json.loads(item[0])
         name = f"trial {trial['trial_id']}"
         if trial["status"] not in FINAL_STATUSES:
-            new_meta, note = _catch_up(exp_dir, trial, item[1])
+            new_meta, note = _catch_up(exp_dir, trial, item[1], storage)
             if note:
                 item[1] = new_meta
                 notes.append(f"{name}: {note}")
@@ -73,7 +78,9 @@ def repair_snapshot(exp_dir: Path) -> list[str]:
     return notes
 
 
-def _catch_up(exp_dir: Path, trial: dict[str, Any], meta_json: str) -> tuple[str, str | None]:
+def _catch_up(
+    exp_dir: Path, trial: dict[str, Any], meta_json: str, storage: tuple[str, Any] | None
+) -> tuple[str, str | None]:
     from ray.train import Checkpoint
     from ray.train._internal.checkpoint_manager import _CheckpointManager
     from ray.train._internal.session import _TrainingResult
@@ -91,10 +98,8 @@ def _catch_up(exp_dir: Path, trial: dict[str, Any], meta_json: str) -> tuple[str
         logdir = trial.get("relative_logdir")
         if not isinstance(logdir, str) or not logdir:
             return meta_json, None
-        recorded_dir, filesystem = (
-            exp_dir.resolve() / Path(logdir).name,
-            pyarrow.fs.LocalFileSystem(),
-        )
+        root, filesystem = storage or (str(exp_dir.resolve()), pyarrow.fs.LocalFileSystem())
+        recorded_dir = Path(root) / Path(logdir).name
     trial_dir = exp_dir / recorded_dir.name
     rows = _rows_after(trial_dir / "result.json", meta.last_result)
     usable = [i for i, row in enumerate(rows) if _complete(trial_dir, row)]

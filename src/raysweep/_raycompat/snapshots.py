@@ -36,6 +36,7 @@ from typing import Any
 
 from raysweep._raycompat import checkpoint_rotation
 from raysweep.jsonio import write_text_atomic
+from raysweep.storage import OBJECT_STORES
 
 Signature = tuple[int, int, int]  # size, mtime_ns, inode
 _TMP_SUFFIX = ".raysweep-tmp"
@@ -93,7 +94,15 @@ class IncrementalUploader:
             self._direct.clear()
 
     def _write(self, fs: Any, dest: str, data: bytes) -> None:
-        """``data`` to ``dest`` through a temporary name and a rename (caller holds the lock)."""
+        """``data`` to ``dest`` through a temporary name and a rename (caller holds the lock).
+
+        On an object store (S3, GCS) a write is atomic by itself and a rename is a
+        copy: the object is written in place, and no directory is made.
+        """
+        if getattr(fs, "type_name", None) in OBJECT_STORES:
+            with fs.open_output_stream(dest) as stream:
+                stream.write(data)
+            return
         parent = posixpath.dirname(dest)
         if (id(fs), parent) not in self._made_dirs:
             fs.create_dir(parent, recursive=True)

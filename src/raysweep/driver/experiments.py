@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from raysweep._raycompat.experiment_state import FINAL_STATUSES, check_restorable
+from raysweep._raycompat.experiment_state import FINAL_STATUSES
 from raysweep.rundir import Part, RunDir
 
 
 def check_part(run: RunDir, part: Part) -> None:
     """ResumeError unless ``part`` is a Ray Tune experiment that Tuner.restore can read."""
-    check_restorable(run.experiment_path(part))
+    run.check_restorable(part)
 
 
 def is_finished(run: RunDir, part: Part, retry_errored: bool) -> bool:
@@ -35,7 +35,9 @@ def load_trials(run: RunDir, parts: list[Part], metric: str, mode: str) -> list[
     for part in parts:
         if not run.has_snapshot(part):
             continue
-        path = str(run.experiment_path(part))
-        analysis = ExperimentAnalysis(path, default_metric=metric, default_mode=mode)
+        path, fs = run.ray_experiment(part)
+        analysis = ExperimentAnalysis(
+            path, storage_filesystem=fs, default_metric=metric, default_mode=mode
+        )
         trials.extend(analysis.trials)
     return trials

@@ -19,10 +19,12 @@ from raysweep.tuner.build import BuildOptions, build_tuner_parts
 def run_tuner(
     spec: SweepSpec,
     options: BuildOptions,
-    restore: Path | None = None,
+    restore: str | Path | None = None,
     retry_errored: bool = False,
 ) -> list[Any]:
     """Build ``spec``'s Tuner under ``options`` and run it: new, or restored from ``restore``.
+
+    ``restore``: the experiment's path, on ``options.storage_filesystem`` when that is set.
 
     Every Tuner raysweep runs (a run's experiments, extensions, the GPU probe,
     ``sweep repro``) comes through here, from the one builder; Ray must be
@@ -61,6 +63,7 @@ def run_tuner(
             tuner = tune.Tuner.restore(
                 str(restore),
                 trainable=parts.trainable,
+                storage_filesystem=options.storage_filesystem,
                 resume_unfinished=True,
                 resume_errored=retry_errored,
             )

@@ -18,8 +18,9 @@ class RunLock:
     left by a dead driver is taken over; its pid is reported as stale.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, run: str | None = None) -> None:
         self.path = path  # RunDir.lock_path
+        self.run = run or str(path.parent)  # the run as people know it (a remote run's URI)
         self.stale_pid: int | None = None
         self._fh: IO[str] | None = None
 
@@ -32,7 +33,7 @@ class RunLock:
             holder = fh.read().strip() or "unknown"
             fh.close()
             raise LockError(
-                f"run {self.path.parent} is being driven by another process (pid {holder}); "
+                f"run {self.run} is being driven by another process (pid {holder}); "
                 "wait for it to finish or stop it first"
             ) from None
         fh.seek(0)
@@ -68,12 +69,12 @@ class RunLock:
         self.release()
 
 
-def check_unlocked(path: Path) -> None:
+def check_unlocked(path: Path, run: str | None = None) -> None:
     """LockError naming the holder when a live process holds the lock file ``path``.
 
-    Writes nothing.
+    ``run``: the run as people know it (default: the lock's directory). Writes nothing.
     """
-    run_dir = path.parent
+    run_dir = run or str(path.parent)
     if not path.is_file():
         return
     with path.open("r", encoding="utf-8") as fh:

@@ -97,11 +97,11 @@ def recorded_parts(run: RunDir, state: dict[str, Any], stored: SweepSpec) -> lis
     """The run's experiments from state.json (or ``tune/`` alone for older run directories)."""
     if "experiments" in state:
         return run.parts(state)
-    if run.experiment_path(TUNE_DIR).is_dir():
+    if run.has_experiment(TUNE_DIR):
         return [Part(TUNE_DIR, stored.total_trials, 0)]
     if state.get("status") == "completed" or run.has_results():
         raise ResumeError(
-            f"{run.experiment_path(TUNE_DIR)} is missing: Ray Tune's experiment directory is gone. "
+            f"{run.where(TUNE_DIR)} is missing: Ray Tune's experiment directory is gone. "
             "Nothing was changed."
         )
     return []

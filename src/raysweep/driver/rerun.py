@@ -79,7 +79,7 @@ def rerun_trial(run: RunDir, trial_id: str | None, out: IO[str] = sys.stdout) ->
 
 def pick_trial(run: RunDir, result: SweepResult, trial_id: str | None) -> TrialRecord:
     """The trial asked for, else best_config.json's, else the best in results.json."""
-    run_dir = run.path
+    run_dir = str(run)  # its path, or its URI
     by_id = {t.trial_id: t for t in result.trials}
     if trial_id is None:
         best_file = run.read_best()

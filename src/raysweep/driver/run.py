@@ -12,7 +12,7 @@ import os
 import socket
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -73,8 +73,13 @@ def drive(
     out: IO[str],
     stop: GracefulStop,
 ) -> int:
-    """Run ``phases`` under the run's lock; returns 0 ok, 1 failed, 130 interrupted."""
-    with RunLock(run.lock_path) as lock, RunLog(run.log_path, out) as log:
+    """Run ``phases`` under the run's lock; returns 0 ok, 1 failed, 130 interrupted.
+
+    A remote run's lock and logs are in its staging directory; the logs are
+    uploaded while it runs (``RunDir.synced``).
+    """
+    run.path.mkdir(parents=True, exist_ok=True)  # a remote run's staging directory
+    with RunLock(run.lock_path, str(run)) as lock, run.synced(), RunLog(run.log_path, out) as log:
         if lock.stale_pid:
             log.print(f"warning: took over a stale lock left by dead pid {lock.stale_pid}")
         try:
@@ -83,7 +88,7 @@ def drive(
             run.mark("running")
             if options.record_warm_start and options.warm_start is not None:
                 run.write_warm_start(options.warm_start.to_json())
-            if options.record is not None or not run.manifest_path.is_file():
+            if options.record is not None or not run.has_manifest():
                 write_manifest(run, options.record or spec, options.gpu_plan, run.read_packing())
             stop.check()
             started = time.monotonic()
@@ -242,36 +247,47 @@ def _run_phase(
         log_path=run.log_path,
     )
     restoring = phase.kind == "restore"
+    storage_path, storage_fs = run.ray_storage()
     build = BuildOptions(
-        run_dir=run.path,
+        run_dir=storage_path,
+        storage_filesystem=storage_fs,
         driver_visible_devices=visible,
         callbacks=(progress, StopCallback(stop)),
         cpu_fallback=options.gpu_plan.cpu_fallback,
         experiment=phase.part.dir,
         num_samples=phase.part.trials,
         start_index=phase.part.start_index,
-        warm_start=None
-        if restoring or not phase.warm_start
-        else run.experiment_path(phase.warm_start),
         warm_start_points=_first_points(phase, options.warm_start),
         info_path=run.trial_info_path,
         working_dir=_working_dir(options),
     )
-    exp_dir = run.experiment_path(phase.part)
     if restoring:
-        log.print(f"Resuming {exp_dir.name}/ (finished trials kept, unfinished ones continue)")
-        for note in repair_snapshot(exp_dir):
+        log.print(f"Resuming {phase.part.dir}/ (finished trials kept, unfinished ones continue)")
+        for note in _repair(run, phase.part):
             log.print(f"  {note}")
-        return run_tuner(spec, build, restore=exp_dir, retry_errored=options.retry_errored)
+        restore, _ = run.ray_experiment(phase.part)  # Tuner.restore reads the storage
+        return run_tuner(spec, build, restore=restore, retry_errored=options.retry_errored)
     if phase.part.start_index:
         last = phase.part.start_index + phase.part.trials - 1
         log.print(
-            f"Extending with {phase.part.trials} trials in {exp_dir.name}/ (indices "
+            f"Extending with {phase.part.trials} trials in {phase.part.dir}/ (indices "
             f"{phase.part.start_index}...{last}, searcher continued from {phase.warm_start}/)"
         )
     if phase.part not in parts:
         run.set_parts([*parts, phase.part])
-    return run_tuner(spec, build)
+    if not phase.warm_start:
+        return run_tuner(spec, build)
+    with run.local_experiment(phase.warm_start, write_back=False) as earlier:
+        return run_tuner(spec, replace(build, warm_start=earlier))
+
+
+def _repair(run: RunDir, part: Part) -> list[str]:
+    """Catch a killed experiment's snapshot up with its checkpoints (``_raycompat/repair.py``).
+
+    A remote run's experiment is repaired in a staging copy and written back.
+    """
+    with run.local_experiment(part) as exp_dir:
+        return repair_snapshot(exp_dir, run.ray_experiment(part) if run.is_remote else None)
 
 
 def _first_points(phase: Phase, warm_start: WarmStart | None) -> tuple[dict[str, Any], ...]:

@@ -35,7 +35,7 @@ class BuildOptions:
     override the rest: one fixed trial, FIFO, their own stop rule and failure budget.
     """
 
-    run_dir: Path  # Ray's storage_path; the trials' trial_info.jsonl is written here
+    run_dir: Path | str  # Ray's storage_path: a local directory, or a path on storage_filesystem
     driver_visible_devices: str | None = None
     callbacks: tuple[tune.Callback, ...] = ()
     cpu_fallback: bool = False  # the config asked for GPUs; none exist; --allow-cpu given
@@ -55,6 +55,7 @@ class BuildOptions:
     memory_probe_path: Path | None = None  # the probe trial writes torch's peak here
     working_dir: Path | None = None  # --working-dir shipped to a cluster's nodes
     extra_env: Mapping[str, str] = field(default_factory=dict)
+    storage_filesystem: Any = None  # pyarrow.fs of remote storage (RunDir.ray_storage)
 
 
 @dataclass
@@ -152,7 +153,8 @@ def build_tuner_parts(spec: SweepSpec, options: BuildOptions) -> TunerParts:
     max_failures = spec.max_failures if options.max_failures is None else options.max_failures
     run_config = tune.RunConfig(
         name=options.experiment,
-        storage_path=str(options.run_dir.resolve()),
+        storage_path=_storage_path(options),
+        storage_filesystem=options.storage_filesystem,
         stop=dict(stop) if stop else None,
         verbose=0,
         # sweep.json's TensorBoard/MLflow loggers; not for the GPU probe or sweep repro
@@ -166,6 +168,13 @@ def build_tuner_parts(spec: SweepSpec, options: BuildOptions) -> TunerParts:
         tune_config=tune_config,
         run_config=run_config,
     )
+
+
+def _storage_path(options: BuildOptions) -> str:
+    """``run_dir`` as Ray's storage_path: absolute when local, as given on a remote filesystem."""
+    if options.storage_filesystem is not None:
+        return str(options.run_dir)
+    return str(Path(options.run_dir).resolve())
 
 
 def _trial_name(trial: Any) -> str:
