@@ -37,7 +37,7 @@ SPACE = {
     "learning_rate": {"type": "loguniform", "low": 0.001, "high": 0.3},
     "num_leaves": {"type": "int", "low": 8, "high": 256, "log": True},
     "feature_fraction": {"type": "uniform", "low": 0.5, "high": 1.0},
-    "min_child_samples": {"type": "int", "low": 5, "high": 100, "step": 5},
+    "min_data_in_leaf": {"type": "int", "low": 5, "high": 100, "step": 5},
     "boosting": {"type": "choice", "values": ["gbdt", "goss"]},
     "objective": "binary",
 }
@@ -52,7 +52,7 @@ def _config(rng: random.Random) -> dict[str, object]:
         "learning_rate": math.exp(rng.uniform(math.log(0.001), math.log(0.3))),
         "num_leaves": round(math.exp(rng.uniform(math.log(8), math.log(256)))),
         "feature_fraction": rng.uniform(0.5, 1.0),
-        "min_child_samples": rng.randrange(5, 101, 5),
+        "min_data_in_leaf": rng.randrange(5, 101, 5),
         "boosting": rng.choice(["gbdt", "goss"]),
         "objective": "binary",
     }
