@@ -13,6 +13,7 @@ twice.
 
 from __future__ import annotations
 
+import atexit
 import os
 import time
 from dataclasses import dataclass
@@ -133,6 +134,8 @@ class LiveDisplay:
         if not self._started:
             self.live.start()
             self._started = True
+            # rich hides the cursor while live: give it back even if the experiment never ends
+            atexit.register(self.close, None)
 
     def _draw(self, snapshot: Snapshot) -> None:
         self._start()
