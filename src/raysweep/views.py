@@ -45,7 +45,7 @@ def best_text(run: RunDir, top: int = 1, export: str | None = None, legacy: bool
         raise SweepError(f"{run}: no trial reported {result.metric!r}")
     if export and legacy:
         write_json_atomic(export, legacy_json(run, result, top))
-    elif export and run.read_spec().trainable == "trading":
+    elif export and _is_trading(run):
         # the workload's own keys too (entry_model, trading_params, ...): what the
         # previous tool's readers of models/best_configs_latest.json expect
         standard = export_json(run, result, ranked[: max(top, 1)])
@@ -76,6 +76,10 @@ def export_json(run: RunDir, result: SweepResult, top: list[TrialRecord]) -> dic
         "run_dir": str(run.resolved()),
         "generated_at": utc_now(),
     }
+
+
+def _is_trading(run: RunDir) -> bool:
+    return run.has_spec() and run.read_spec().trainable == "trading"
 
 
 def legacy_json(run: RunDir, result: SweepResult, top: int) -> dict[str, Any]:

@@ -44,8 +44,8 @@ def _alive(pid: int) -> bool:
 def test_a_ray_found_running_is_left_running() -> None:
     import ray
 
-    resources = start_ray(RayOptions())
-    assert resources["CPU"] == 2
+    info = start_ray(RayOptions())
+    assert info.resources["CPU"] == 2 and not info.started_here
     stop_ray()
     assert ray.is_initialized()
 

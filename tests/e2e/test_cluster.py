@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -151,14 +152,19 @@ def test_ray_job_submit_runs_a_sweep(
     project: Path, tmp_path: Path, cluster: dict[str, Any]
 ) -> None:
     storage = tmp_path / "job-runs"
-    done = subprocess.run(
-        [str(BIN / "ray"), "job", "submit",
-         "--address", f"http://127.0.0.1:{cluster['dashboard_port']}",
-         "--working-dir", str(project), "--",
-         "sweep", "run", "--config", "sweep.json", "--storage", str(storage)],
-        cwd=project, env=_env(), capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    output = done.stdout + done.stderr
+    deadline = time.monotonic() + 90
+    while True:  # the head's job agent registers a while after the cluster is up
+        done = subprocess.run(
+            [str(BIN / "ray"), "job", "submit",
+             "--address", f"http://127.0.0.1:{cluster['dashboard_port']}",
+             "--working-dir", str(project), "--",
+             "sweep", "run", "--config", "sweep.json", "--storage", str(storage)],
+            cwd=project, env=_env(), capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        output = done.stdout + done.stderr
+        if "No available agent" not in output or time.monotonic() > deadline:
+            break
+        time.sleep(3)
     assert done.returncode == 0, output
     assert "succeeded" in output and "[4/4]" in output  # the job's log has the trial lines
     nodes = _check_run(RunDir(storage / "cluster"))
