@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from raysweep.cli_export import add_export_commands
 from raysweep.cli_legacy import add_legacy_commands
 from raysweep.cli_nightly import add_nightly_commands
 from raysweep.errors import ConfigError, SweepError
@@ -105,14 +106,6 @@ def _cmd_report(args: argparse.Namespace) -> int:
     run = RunDir(args.run_dir)
     print(views.report_text(run), end="")
     print(f"wrote {run.where(REPORT)} and {run.where(HTML_REPORT)}", file=sys.stderr)
-    return 0
-
-
-def _cmd_export_optuna(args: argparse.Namespace) -> int:
-    from raysweep.report.optuna_export import export_optuna
-    from raysweep.rundir import RunDir
-
-    print(export_optuna(RunDir(args.run_dir), args.storage, args.study_name))
     return 0
 
 
@@ -339,23 +332,6 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("run_dir", metavar="RUN_DIR")
     report.set_defaults(func=_cmd_report)
 
-    optuna = sub.add_parser(
-        "export-optuna",
-        help="write a run's trials as an Optuna study (optuna-dashboard opens it)",
-        description="Completed trials become COMPLETE with their final value, early-stopped "
-        "ones PRUNED, errored ones FAIL; each with its params, the distributions of the "
-        "spec's space and its metric per iteration as intermediate values.",
-    )
-    optuna.add_argument("run_dir", metavar="RUN_DIR")
-    optuna.add_argument(
-        "--storage",
-        required=True,
-        metavar="URL",
-        help="an SQLAlchemy URL (sqlite:///study.db) or the path of a JournalStorage file",
-    )
-    optuna.add_argument("--study-name", metavar="NAME", help="default: the run's name")
-    optuna.set_defaults(func=_cmd_export_optuna)
-
     best = sub.add_parser("best", help="print the best trial(s) of a run")
     best.add_argument("run_dir", metavar="RUN_DIR")
     best.add_argument("--top", type=int, default=1, metavar="K", help="show the K best trials")
@@ -384,6 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     gpus.set_defaults(func=_cmd_gpus)
     add_nightly_commands(sub)
     add_legacy_commands(sub)
+    add_export_commands(sub)
     return parser
 
 
