@@ -26,6 +26,8 @@ EXTRAS: dict[str, str] = {
     "lightgbm": "lightgbm",
     "xgboost": "xgboost",
     "catboost": "catboost",
+    "tensorboardX": "tensorboard",
+    "mlflow": "mlflow",
 }
 
 

@@ -39,6 +39,7 @@ from raysweep.search.points import WarmStart, load_warm_start
 from raysweep.storage import is_uri
 from raysweep.trainables.builtins import planned_replicas
 from raysweep.trainables.checks import check_trainable
+from raysweep.tuner.loggers import check_logging
 
 if TYPE_CHECKING:
     from raysweep.driver.ray_session import RayOptions
@@ -101,6 +102,7 @@ def load_run_spec(options: RunOptions) -> SweepSpec:
     data = absolute_data_paths(data, options.config.resolve().parent)
     spec = parse_spec(data, source=str(options.config))
     check_trainable(spec)
+    check_logging(spec)
     return spec
 
 
@@ -177,6 +179,7 @@ def resume_sweep(
         stored = run.read_spec()
         spec = resumed_spec(run, stored, config, options.num_samples, options.max_concurrent)
         check_trainable(spec)
+        check_logging(spec)
         check_unlocked(run.lock_path, str(run))
         state = run.read_state()
         parts = recorded_parts(run, state, stored)

@@ -16,7 +16,13 @@ from raysweep.errors import ConfigError, ResumeError
 from raysweep.rundir import TUNE_DIR, Part, RunDir, extension_dir
 
 # Fields that may differ from spec.json on resume: run-time settings, not results.
-RUNTIME_FIELDS = ("search.max_concurrent",)
+RUNTIME_FIELDS = (
+    "search.max_concurrent",
+    "logging.tensorboard",
+    "logging.mlflow",
+    "logging.mlflow.tracking_uri",
+    "logging.mlflow.experiment_name",
+)
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,14 @@ def check_mlflow(settings: MlflowSettings) -> None:
         ) from None
 
 
+def check_logging(spec: SweepSpec) -> None:
+    """ConfigError when ``spec.logging`` cannot run; imports no Ray (called before any write)."""
+    if spec.logging.tensorboard:
+        _require("tensorboardX", "tensorboard", "logging.tensorboard")
+    if spec.logging.mlflow is not None:
+        check_mlflow(spec.logging.mlflow)
+
+
 def logger_callbacks(spec: SweepSpec) -> list[Any]:
     """The logger callbacks ``spec.logging`` asks for (ConfigError when one cannot run)."""
     callbacks: list[Any] = []
