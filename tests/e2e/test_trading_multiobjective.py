@@ -80,3 +80,8 @@ def test_pareto_front_matches_brute_force(
     assert {t["trial_id"] for t in listed["pareto_front"]} == front
     sharpes = [t["values"]["sharpe"] for t in listed["pareto_front"]]
     assert sharpes == sorted(sharpes, reverse=True)
+
+    report = run.report_path.read_text()
+    assert f"Pareto front ({len(front)} trials) on sharpe (max), max_drawdown (min):" in report
+    html = run.html_report_path.read_text()
+    assert 'id="plot-pareto"' in html and "Pareto-optimal" in html

@@ -15,6 +15,7 @@ from raysweep.gpu.usage import format_usage_summary
 from raysweep.report.html import render_html
 from raysweep.report.importance import compute_importance, format_importance
 from raysweep.report.inputs import ReportInputs, load_inputs
+from raysweep.report.pareto_plot import format_front
 from raysweep.report.records import SweepResult
 from raysweep.report.study import scored_study
 from raysweep.report.text import format_report
@@ -26,6 +27,10 @@ def build_reports(inputs: ReportInputs, generated_at: str) -> tuple[str, str]:
     study = scored_study(inputs.spec, inputs.result) if inputs.spec is not None else None
     importance = compute_importance(study)
     sections = [format_importance(importance)]
+    objectives = inputs.spec.objective_pairs if inputs.spec is not None else []
+    front = format_front(inputs.result.trials, objectives)
+    if front:
+        sections.insert(0, front)
     if inputs.usage:
         sections.append(format_usage_summary(inputs.usage.get("summary", {})))
     if len(inputs.parts) > 1:

@@ -27,6 +27,7 @@ from raysweep.report.figures import (
 )
 from raysweep.report.importance import Importance
 from raysweep.report.inputs import ReportInputs
+from raysweep.report.pareto_plot import pareto_figure
 from raysweep.report.tables import failures_list, parts_table, summary_table, top_table
 from raysweep.report.usage_plot import gpu_figure, host_figure
 
@@ -118,6 +119,7 @@ def sections(
                 ),
             ),
         ),
+        *_pareto_section(inputs),
         Section(
             "parallel",
             "Parameters against the metric",
@@ -158,6 +160,27 @@ def sections(
         ),
         Section("failures", "Failures", failures_list(result.trials)),
         Section("parts", "Parts of the run", parts_table(inputs)),
+    ]
+
+
+def _pareto_section(inputs: ReportInputs) -> list[Section]:
+    """The Pareto front's section of a multi-objective sweep (none for one objective)."""
+    objectives = inputs.spec.objective_pairs if inputs.spec is not None else []
+    if len(objectives) < 2:
+        return []
+    note = (
+        '<p class="note">Every trial with a final value of each objective; the '
+        "Pareto-optimal ones (no other trial at least as good on every objective and "
+        "better on one) in green. The other sections rank by the first objective.</p>"
+    )
+    figure = pareto_figure(inputs.result.trials, objectives)
+    return [
+        Section(
+            "pareto",
+            "Pareto front",
+            note,
+            (("plot-pareto", figure, "Fewer than 2 trials reported every objective."),),
+        )
     ]
 
 
