@@ -67,7 +67,7 @@ def test_state_records_each_command_and_a_dead_driver_reads_as_crashed(tmp_path:
 
 def test_results_best_and_csv_are_written_together(tmp_path: Path) -> None:
     run = RunDir(tmp_path)
-    with pytest.raises(SweepError, match="no results.json yet"):
+    with pytest.raises(SweepError, match=r"no results\.json yet"):
         run.read_results()
     result = SweepResult("r", "loss", "min", [record(0, 0.5), record(1, 0.2), record(2, None)])
     run.write_results(result)

@@ -1,4 +1,4 @@
-"""Every private Ray name raysweep relies on resolves, with its expected shape, on the pinned Ray."""
+"""Every private Ray name raysweep relies on resolves, in its expected shape, on pinned Ray."""
 
 from __future__ import annotations
 
