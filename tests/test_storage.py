@@ -225,3 +225,14 @@ def test_learning_curves_of_a_remote_run_are_read_from_the_bucket(bucket: str) -
         "tune/trial_a/result.json", "".join(json.dumps(r) + "\n" for r in rows).encode()
     )
     assert run.trial_curves("loss") == {"a": [(1, 1.0), (2, 0.5)]}
+
+
+def test_resource_usage_is_read_from_staging_while_there_else_from_the_bucket(
+    bucket: str,
+) -> None:
+    run = RunDir.under(bucket, "r")
+    run.store.write_json("resource_usage.json", {"from": "bucket"})
+    assert run.read_usage() == {"from": "bucket"}
+    run.path.mkdir(parents=True)
+    run.usage_path.write_text(json.dumps({"from": "this invocation"}))
+    assert run.read_usage() == {"from": "this invocation"}

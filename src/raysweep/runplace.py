@@ -45,7 +45,8 @@ LOG, EVENTS, TRIAL_INFO, USAGE = (
     "trial_info.jsonl",
     "resource_usage.json",
 )
-STAGED = (LOG, EVENTS, TRIAL_INFO, USAGE)
+APPENDED = (LOG, EVENTS, TRIAL_INFO)  # only ever grow
+STAGED = (*APPENDED, USAGE)  # USAGE: rewritten by each invocation's monitor
 
 
 class HasDir(Protocol):
@@ -154,13 +155,26 @@ class RunPlace:
 
     # -- files written on the driver's machine ---------------------------------------
     def _read_staged(self, name: str) -> bytes | None:
-        """A file written on the driver's machine: local, or the longer of staging and storage."""
+        """A file written on the driver's machine: local, or the better of staging and storage.
+
+        An appended log: the longer copy. Otherwise the newer one.
+        """
         local = self.path / name
         here = local.read_bytes() if local.is_file() else None
         if self.location is None:
             return here
-        stored = self.store.read_bytes(name)
-        return here if stored is None or (here is not None and len(here) >= len(stored)) else stored
+        if name in APPENDED:
+            stored = self.store.read_bytes(name)
+            longer = stored is None or (here is not None and len(here) >= len(stored))
+            return here if longer else stored
+        if here is not None and not self._newer_stored(name, local):
+            return here
+        return self.store.read_bytes(name) or here
+
+    def _newer_stored(self, name: str, local: Path) -> bool:
+        """Whether the storage's copy of ``name`` was written after the staged one."""
+        stored = self.store.mtime(name)
+        return stored is not None and stored > local.stat().st_mtime
 
     @contextmanager
     def synced(self) -> Iterator[None]:

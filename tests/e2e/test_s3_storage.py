@@ -258,6 +258,15 @@ def test_killed_sweep_resumes_from_the_bucket_with_exactly_num_samples_trials(
     code, out = sweeps.run("list", "--storage", f"s3://{BUCKET}/runs")
     assert code == 0 and "crash" in out and "completed" in out, out
 
+    # Growing it: the extension's searcher continues from tune/'s state in the bucket.
+    code, out = sweeps.run("resume", uri, "--num-samples", "8", "--no-dashboard")
+    assert code == 0, out
+    grown = read_json(s3, "runs/crash/results.json")["trials"]
+    assert sorted(t["index"] for t in grown) == list(range(8))
+    assert [t for t in grown if t["index"] < 6] == sorted(trials, key=lambda t: t["index"])
+    extension = {k.split("/")[0] for k in keys(s3, "runs/crash/tune-ext-1") if "trial_" in k}
+    assert len(extension) == 2, extension
+
 
 def test_unreachable_or_missing_storage_exits_2_naming_it(s3: str, tmp_path: Path) -> None:
     work = tmp_path / "work"
