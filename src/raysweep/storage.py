@@ -278,10 +278,7 @@ class FsStore:
 
 
 def check_storage(location: Location) -> None:
-    """Write, read back and delete a marker at ``location``; ConfigError naming it on failure.
-
-    Runs before a run writes anything, here or there.
-    """
+    """Write, read back and delete a marker at ``location``; ConfigError naming it on failure."""
     store = FsStore(location)
     name = f"{MARKER}-{socket.gethostname()}-{os.getpid()}"
     token = uuid.uuid4().hex.encode("ascii")
