@@ -258,7 +258,7 @@ def _run_phase(
         num_samples=phase.part.trials,
         start_index=phase.part.start_index,
         warm_start_points=_first_points(phase, options.warm_start),
-        info_path=run.trial_info_path,
+        info_path=_trial_info_path(run, options),
         working_dir=_working_dir(options),
     )
     if restoring:
@@ -279,6 +279,16 @@ def _run_phase(
         return run_tuner(spec, build)
     with run.local_experiment(phase.warm_start, write_back=False) as earlier:
         return run_tuner(spec, replace(build, warm_start=earlier))
+
+
+def _trial_info_path(run: RunDir, options: DriveOptions) -> Path | None:
+    """Where trial processes append trial_info.jsonl (None: nowhere).
+
+    The run directory (shared storage on a cluster), or a remote run's staging
+    directory, which only this machine has: none then with a cluster, whose
+    results lack the trials' node and GPU ids (seeds follow the seed rule).
+    """
+    return None if run.is_remote and options.ray.address else run.trial_info_path
 
 
 def _repair(run: RunDir, part: Part) -> list[str]:
