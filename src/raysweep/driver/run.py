@@ -41,6 +41,7 @@ from raysweep.gpu.monitor import ResourceMonitor
 from raysweep.report.collect import collect
 from raysweep.report.records import SweepResult
 from raysweep.report.text import format_summary
+from raysweep.report.warm import prewarm_report_imports
 from raysweep.repro.determinism import DETERMINISM_ENV
 from raysweep.repro.manifest import add_manifest_warning, write_manifest
 from raysweep.rundir import Part, RunDir
@@ -106,6 +107,7 @@ def drive(
                 warning = dashboard_warning(wanted.dashboard_host)
                 log.print(warning)
                 add_manifest_warning(run, warning)
+            prewarm_report_imports()  # done while Ray starts, not after the last trial
             # Ray starts even with no phase left: Ray's Trial objects need it to find files.
             with ray_session(_ray_options(spec, options)) as ray:
                 stop.check()

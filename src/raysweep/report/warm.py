@@ -1,0 +1,36 @@
+"""Import the report's heavy libraries in the background while a run starts.
+
+Building report.html at the end of a run imports plotly, Optuna's importance and,
+for fANOVA, scikit-learn's forests: about 2 s on 2 cores, all before the command
+can exit. The driver starts this thread before Ray, whose start-up is mostly
+waiting on other processes, so the imports are done by the time the report is
+built (``benchmarks/BENCHMARKS.md``, "The report at the end of a run").
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+
+MODULES = (
+    "plotly.graph_objects",
+    "plotly.io",
+    "optuna.importance",
+    "sklearn.ensemble",
+    "raysweep.report.build",
+)
+
+
+def _import_all() -> None:
+    for name in MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception:  # a missing optional library: the report says so later
+            return
+
+
+def prewarm_report_imports() -> threading.Thread:
+    """Start importing the report's libraries in a daemon thread; returns the thread."""
+    thread = threading.Thread(target=_import_all, name="raysweep-report-imports", daemon=True)
+    thread.start()
+    return thread
