@@ -341,10 +341,11 @@ def test_checkpointing_trial_continues_from_its_checkpoint_in_the_bucket(
     x = trial["config"]["x"]
     for _ in range(steps):
         x -= lr * 2 * (x - 3.0)
-    assert trial["last"]["loss"] == (x - 3.0) ** 2  # bit-identical to an uninterrupted trial
-    assert trial["iterations"] == steps
+    assert trial["last"]["loss"] == (x - 3.0) ** 2, (trial, out)  # bit-identical
+    assert trial["iterations"] == steps, (trial, out)
     trial_dir = f"runs/ckpt/tune/trial_{trial['trial_id']}"
     rows = [json.loads(line) for line in read_bytes(s3, f"{trial_dir}/result.json").splitlines()]
-    assert [r["training_iteration"] for r in rows] == list(range(1, steps + 1))
+    iterations = [r["training_iteration"] for r in rows]
+    assert iterations == list(range(1, steps + 1)), (iterations, out)
     kept = {k.split("/")[0] for k in keys(s3, trial_dir) if k.startswith("checkpoint_")}
-    assert len(kept) == 2, kept  # num_to_keep
+    assert len(kept) == 2, (kept, out)  # num_to_keep
