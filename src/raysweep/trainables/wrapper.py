@@ -175,7 +175,10 @@ def _record_trial_info(path: str | None, ctx: TrialContext, event: str) -> None:
         "pid": os.getpid(),
     }
     line = (json.dumps(record) + "\n").encode()
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError:  # the run directory is not on this node's filesystem: nothing to record
+        return
     try:
         os.write(fd, line)
     finally:
