@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from raysweep.cli_export import add_export_commands
 from raysweep.cli_legacy import add_legacy_commands
@@ -38,20 +38,27 @@ def _run_options(args: argparse.Namespace) -> RunOptions:
         storage=args.storage,
         name=args.name,
         seed=args.seed,
-        num_samples=args.num_samples,
-        max_concurrent=args.max_concurrent,
-        gpus=args.gpus,
-        allow_cpu=args.allow_cpu,
-        address=args.address,
-        dashboard=args.dashboard,
-        dashboard_host=args.dashboard_host,
-        dashboard_port=args.dashboard_port,
-        working_dir=Path(args.working_dir) if args.working_dir else None,
-        dry_run=args.dry_run,
         resume=args.resume,
-        retry_errored=args.retry_errored,
         warm_start=Path(args.warm_start) if args.warm_start else None,
+        **_shared_flags(args),
     )
+
+
+def _shared_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The RunOptions fields that ``sweep run`` and ``sweep resume`` both take."""
+    return {
+        "num_samples": args.num_samples,
+        "max_concurrent": args.max_concurrent,
+        "gpus": args.gpus,
+        "allow_cpu": args.allow_cpu,
+        "address": args.address,
+        "dashboard": args.dashboard,
+        "dashboard_host": args.dashboard_host,
+        "dashboard_port": args.dashboard_port,
+        "working_dir": Path(args.working_dir) if args.working_dir else None,
+        "dry_run": args.dry_run,
+        "retry_errored": args.retry_errored,
+    }
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:
@@ -60,19 +67,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     with GracefulStop() as stop:
         from raysweep import api
 
-        options = api.RunOptions(
-            num_samples=args.num_samples,
-            max_concurrent=args.max_concurrent,
-            gpus=args.gpus,
-            allow_cpu=args.allow_cpu,
-            address=args.address,
-            dashboard=args.dashboard,
-            dashboard_host=args.dashboard_host,
-            dashboard_port=args.dashboard_port,
-            working_dir=Path(args.working_dir) if args.working_dir else None,
-            dry_run=args.dry_run,
-            retry_errored=args.retry_errored,
-        )
+        options = api.RunOptions(**_shared_flags(args))
         return api.resume_sweep(args.run_dir, options, stop=stop)
 
 
