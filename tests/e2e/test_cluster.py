@@ -130,13 +130,17 @@ def test_relative_data_path_runs_from_any_directory_locally(project: Path, tmp_p
 def test_sweep_on_a_cluster_ships_the_user_code_and_spreads_trials(
     project: Path, tmp_path: Path, cluster: dict[str, Any]
 ) -> None:
+    elsewhere = tmp_path / "elsewhere"  # not the project directory: the paths must still hold
+    elsewhere.mkdir()
     done = _sweep(
-        project, "run", "--config", "sweep.json", "--address", cluster["address"],
-        "--storage", str(tmp_path / "runs"),
+        elsewhere, "run", "--config", "../proj/sweep.json", "--address", cluster["address"],
+        "--storage", str(tmp_path / "runs"), PYTHONPATH=str(project),
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    nodes = _check_run(RunDir(tmp_path / "runs" / "cluster"))
+    run = RunDir(tmp_path / "runs" / "cluster")
+    nodes = _check_run(run)
     assert nodes == set(cluster["nodes"])  # trials ran on both nodes
+    assert run.read_spec().trainable_args["data"] == str(project / "data" / "points.csv")
 
 
 def test_gpus_with_a_cluster_is_explained(project: Path, cluster: dict[str, Any]) -> None:
