@@ -28,6 +28,7 @@ from raysweep.config.load import (
     spec_to_json,
 )
 from raysweep.config.schema import SweepSpec
+from raysweep.driver.cluster import in_ray_job
 from raysweep.driver.lock import check_unlocked
 from raysweep.driver.phases import Phase, plan_phases, recorded_parts, resumed_spec
 from raysweep.driver.signals import GracefulStop
@@ -43,8 +44,6 @@ from raysweep.tuner.loggers import check_logging
 
 if TYPE_CHECKING:
     from raysweep.driver.ray_session import RayOptions
-
-JOB_CONFIG_ENV = "RAY_JOB_CONFIG_JSON_ENV_VAR"  # set by Ray for a Ray Job's entrypoint
 
 __all__ = ["RunOptions", "load_run_spec", "rerun_trial", "resume_sweep", "run_sweep"]
 
@@ -117,7 +116,7 @@ def run_sweep(
     with stop or GracefulStop() as owned:
         spec = load_run_spec(options)
         remote = is_uri(options.storage)
-        if JOB_CONFIG_ENV in os.environ and not remote and not Path(options.storage).is_absolute():
+        if in_ray_job() and not remote and not Path(options.storage).is_absolute():
             raise ConfigError(
                 f"--storage {options.storage}: inside a Ray Job the working directory is a "
                 "temporary copy that Ray removes; give an absolute path on storage that "

@@ -44,14 +44,14 @@ def run_status(run: RunDir, now: datetime | None = None) -> dict[str, Any]:
         ]
     elif status in ("completed", "failed") and run.has_results():
         result = run.read_results()
-        counts, best, source = result.counts(), _best_of_results(run), "results.json"
+        counts, best, source = result.counts(), run.read_best(), "results.json"
         errors = [
             {"trial_id": t.trial_id, "index": t.index, "error": _last_line(t.error)}
             for t in result.trials
             if t.status == "errored"
         ]
     else:
-        counts, best, source = _snapshot_counts(run, state), _best_of_results(run), "snapshot"
+        counts, best, source = _snapshot_counts(run, state), run.read_best(), "snapshot"
     info: dict[str, Any] = {
         "run": str(run.path),
         "name": run.name,
@@ -137,10 +137,6 @@ def _best_of_events(events: list[dict[str, Any]], spec: Any) -> dict[str, Any] |
                 "config": event.get("config"),
             }
     return best
-
-
-def _best_of_results(run: RunDir) -> dict[str, Any] | None:
-    return run.read_best()
 
 
 def _snapshot_counts(run: RunDir, state: dict[str, Any]) -> dict[str, int]:

@@ -13,6 +13,7 @@ from typing import Any
 from raysweep._raycompat import actor_env
 from raysweep._raycompat.interrupt import keep_sigterm_handler
 from raysweep._raycompat.shutdown import kill_autoscaler_monitor, quiet_token_notice
+from raysweep.driver.cluster import in_ray_job
 from raysweep.tuner.ray_env import apply_ray_env_defaults
 
 apply_ray_env_defaults()
@@ -24,7 +25,6 @@ _QUIET_LOGGERS = ("ray.tune.execution.tune_controller", "ray.tune.tune")
 _started_here = False  # whether this process started the Ray it is connected to
 
 
-JOB_CONFIG_ENV = "RAY_JOB_CONFIG_JSON_ENV_VAR"  # set by Ray for a Ray Job's entrypoint
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 PORT_TRIES = 20  # a taken dashboard port moves up to this many ports on
 
@@ -71,11 +71,6 @@ class RayOptions:
         if self.working_dir:
             env["working_dir"] = self.working_dir
         return env or None
-
-
-def in_ray_job() -> bool:
-    """Whether this process is a Ray Job's entrypoint (``ray job submit``)."""
-    return JOB_CONFIG_ENV in os.environ
 
 
 def free_port(host: str, port: int) -> int:

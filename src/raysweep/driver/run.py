@@ -19,7 +19,12 @@ from typing import IO, Any
 from raysweep._raycompat.interrupt import StopCallback
 from raysweep._raycompat.repair import repair_snapshot
 from raysweep.config.schema import SweepSpec
-from raysweep.driver.cluster import check_paths_on_nodes, data_paths, user_code_path
+from raysweep.driver.cluster import (
+    check_paths_on_nodes,
+    data_paths,
+    in_ray_job,
+    user_code_path,
+)
 from raysweep.driver.experiments import load_trials
 from raysweep.driver.fit import run_tuner
 from raysweep.driver.gpu_probe import resolve_gpus_auto
@@ -30,7 +35,6 @@ from raysweep.driver.progress import ProgressCallback
 from raysweep.driver.ray_session import (
     RayInfo,
     RayOptions,
-    in_ray_job,
     is_loopback,
     ray_running,
     ray_session,
