@@ -153,6 +153,13 @@ def _run(
     return launch, started
 
 
+def launch_command(
+    variant: str, cmd: list[str], cwd: Path, timeout: float = 3600
+) -> tuple[Launch, float]:
+    """Any command, timed from outside: its :class:`Launch` and its Popen time."""
+    return _run(variant, cmd, cwd, subprocess_env(), timeout)
+
+
 def _apply_timings(launch: Launch, timings_path: Path, started: float) -> None:
     if not timings_path.is_file():
         return
@@ -189,6 +196,7 @@ def launch_sweep(
     cmd += ["--storage", str(cwd / "runs"), *args]
     launch, started = _run(variant, cmd, cwd, subprocess_env(pythonpath, **(env or {})), timeout)
     _apply_timings(launch, timings, started)
+    launch.extra["popen_t"] = started
     launch.run_dir = str(cwd / "runs" / config["name"])
     launch.extra.update(trial_events(Path(launch.run_dir) / "trials.jsonl"))
     launch.extra.update(fit_phases(launch, started))

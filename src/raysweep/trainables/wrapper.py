@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -151,7 +152,7 @@ def _trial_gpu_ids(plan: TrialPlan) -> tuple[str, ...]:
 
 
 def _record_trial_info(path: str | None, ctx: TrialContext, event: str) -> None:
-    """Append the trial's index, seed and devices to the run's trial_info.jsonl.
+    """Append the trial's index, seed, devices and wall time to the run's trial_info.jsonl.
 
     One short line per event, written with O_APPEND, so concurrent trials never
     tear each other's lines and the cost stays O(1) per trial.
@@ -173,6 +174,7 @@ def _record_trial_info(path: str | None, ctx: TrialContext, event: str) -> None:
         "gpu_ids": list(ctx.gpu_ids),
         "node_id": ray.get_runtime_context().get_node_id(),
         "pid": os.getpid(),
+        "t": time.time(),
     }
     line = (json.dumps(record) + "\n").encode()
     try:

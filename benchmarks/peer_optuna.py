@@ -1,0 +1,218 @@
+"""9. Against plain Optuna: the same GBM sweeps through ``sweep run`` and one Optuna process.
+
+    python -m benchmarks.peer_optuna [--quick] [--repeats N] [--workloads demo,random200]
+
+For each workload of ``benchmarks.peer_workloads`` (the demo: 20 trials TPE +
+ASHA; 200 trials random/FIFO; XGBoost multiclass on digits), plain Optuna in
+one process (``benchmarks.peer_optuna_plain``: ``n_jobs`` = slots, the same
+sampler and seed, successive halving for ASHA, the same split, rounds and report
+cadence) and ``sweep run`` run interleaved, repeat by repeat. Whole-process
+time for both; for raysweep the split: CLI start (Popen to ``ray.init``), Ray
+start, fit start to the first trial body, the steady per-trial cost (second
+half of the trial ends) and fit end to exit.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common import PYTHON, bench_result, interleave, ratio, summarize, target
+from benchmarks.launch import Launch, launch_command, launch_sweep, workdir
+from benchmarks.peer_workloads import WORKLOADS, Workload
+
+NAME = "peer_optuna"
+TITLE = "Against plain Optuna"
+# Whole-process ratio raysweep / plain Optuna that each workload must stay under.
+TARGETS: dict[str, float] = {"demo": 2.5, "random200": 1.25, "xgb_digits": 1.05}
+STEADY_TARGET = 1.2
+QUICK_WORKLOADS = ("demo",)
+
+
+def steady_per_trial_s(ends: Sequence[float]) -> float | None:
+    """Seconds between trial ends over the second half of the sweep (None under 8 trials)."""
+    ends = sorted(ends)
+    half = len(ends) // 2
+    if len(ends) < 8 or ends[-1] <= ends[half]:
+        return None
+    return (ends[-1] - ends[half]) / (len(ends) - 1 - half)
+
+
+def run_plain(work: Workload, trials: int | None) -> Launch:
+    """Plain Optuna on ``work`` in a subprocess, timed from outside."""
+    with workdir(NAME) as tmp:
+        timings = tmp / "optuna.json"
+        cmd = [PYTHON, "-m", "benchmarks.peer_optuna_plain", "--workload", work.name]
+        cmd += ["--timings", str(timings)]
+        if trials:
+            cmd += ["--trials", str(trials)]
+        launch, started = launch_command(f"optuna:{work.name}", cmd, tmp)
+        if timings.is_file():
+            t = json.loads(timings.read_text(encoding="utf-8"))
+            launch.startup_s = t["optimize_start"] - started
+            launch.fit_s = t["optimize_end"] - t["optimize_start"]
+            launch.teardown_s = started + launch.process_s - t["optimize_end"]
+            launch.extra.update(
+                finished=len(t["trial_ends"]),
+                steady_per_trial_s=steady_per_trial_s(t["trial_ends"]),
+                best=t["best"],
+            )
+        return launch
+
+
+def run_sweep(work: Workload, trials: int | None) -> Launch:
+    """``sweep run`` on ``work``, with the probe's clocks and the run's trial records."""
+    config = json.loads(json.dumps(work.config))
+    if trials:
+        config["search"]["num_samples"] = trials
+    with workdir(NAME) as tmp:
+        launch = launch_sweep(f"raysweep:{work.name}", config, tmp)
+        _add_split(launch, Path(launch.run_dir or tmp))
+        return launch
+
+
+def _add_split(launch: Launch, run_dir: Path) -> None:
+    """CLI start, Ray start, fit to first trial body, steady per trial, fit end to exit."""
+    t = launch.extra.get("timings", {})
+    ends: list[float] = []
+    bodies: list[float] = []
+    for name, out in (("trials.jsonl", ends), ("trial_info.jsonl", bodies)):
+        path = run_dir / name
+        if not path.is_file():
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            wanted = ("ended", "errored") if name == "trials.jsonl" else ("start",)
+            if record.get("event") in wanted and "t" in record:
+                out.append(float(record["t"]))
+    started = launch.extra.get("popen_t")
+    best = _best(run_dir)
+    launch.extra.update(
+        steady_per_trial_s=steady_per_trial_s(ends),
+        cli_start_s=t.get("ray_start"),
+        ray_start_s=launch.ray_init_s,
+        best=best,
+    )
+    if bodies and "fit_start" in t and started is not None:
+        launch.extra["fit_to_first_trial_body_s"] = min(bodies) - (started + t["fit_start"])
+
+
+def _best(run_dir: Path) -> float | None:
+    path = run_dir / "best_config.json"
+    if not path.is_file():
+        return None
+    value = json.loads(path.read_text(encoding="utf-8")).get("metric_value")
+    return None if value is None else float(value)
+
+
+def workload_metrics(runs: dict[str, list[Launch]], work: Workload) -> dict[str, Any]:
+    """Per-variant summaries and the ratios of one workload."""
+    plain = [x for x in runs[f"optuna:{work.name}"] if x.returncode == 0]
+    ours = [x for x in runs[f"raysweep:{work.name}"] if x.returncode == 0]
+
+    def extra(launches: list[Launch], key: str) -> dict[str, Any]:
+        return summarize(x.extra.get(key) for x in launches)
+
+    # Repeat by repeat (interleaved, so each pair ran under the same load).
+    pairs = list(zip(ours, plain, strict=False))
+    return {
+        "optuna": {
+            "runs": len(runs[f"optuna:{work.name}"]),
+            "failed_runs": len(runs[f"optuna:{work.name}"]) - len(plain),
+            "process_s": summarize(x.process_s for x in plain),
+            "startup_s": summarize(x.startup_s for x in plain),
+            "teardown_s": summarize(x.teardown_s for x in plain),
+            "steady_per_trial_s": extra(plain, "steady_per_trial_s"),
+            "best": extra(plain, "best"),
+        },
+        "raysweep": {
+            "runs": len(runs[f"raysweep:{work.name}"]),
+            "failed_runs": len(runs[f"raysweep:{work.name}"]) - len(ours),
+            "process_s": summarize(x.process_s for x in ours),
+            "cli_start_s": extra(ours, "cli_start_s"),
+            "ray_init_s": summarize(x.ray_init_s for x in ours),
+            "fit_to_first_trial_body_s": extra(ours, "fit_to_first_trial_body_s"),
+            "steady_per_trial_s": extra(ours, "steady_per_trial_s"),
+            "teardown_s": summarize(x.teardown_s for x in ours),
+            "best": extra(ours, "best"),
+        },
+        "process_ratio": summarize(ratio(a.process_s, b.process_s) for a, b in pairs),
+        "steady_ratio": summarize(
+            ratio(a.extra.get("steady_per_trial_s"), b.extra.get("steady_per_trial_s"))
+            for a, b in pairs
+        ),
+    }
+
+
+def run(
+    quick: bool = False,
+    repeats: int | None = None,
+    trials: int | None = None,
+    workloads: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Every workload both ways, interleaved repeat by repeat."""
+    names = list(workloads) or list(QUICK_WORKLOADS if quick else WORKLOADS)
+    reps = repeats or (1 if quick else 3)
+    launchers = {}
+    for name in names:
+        work = WORKLOADS[name]
+        launchers[f"optuna:{name}"] = lambda w=work: run_plain(w, trials)
+        launchers[f"raysweep:{name}"] = lambda w=work: run_sweep(w, trials)
+    runs = interleave(NAME, reps, launchers)
+    variants: dict[str, Any] = {}
+    figures: dict[str, Any] = {}
+    targets = []
+    for name in names:
+        metrics = workload_metrics(runs, WORKLOADS[name])
+        variants[f"{name}: plain Optuna"] = metrics["optuna"]
+        variants[f"{name}: sweep run"] = metrics["raysweep"]
+        figures[f"{name}_process_ratio"] = metrics["process_ratio"]
+        figures[f"{name}_steady_ratio"] = metrics["steady_ratio"]
+        what = WORKLOADS[name].what
+        process = metrics["process_ratio"]["median"]
+        steady = metrics["steady_ratio"]["median"]
+        targets.append(target(f"{what}: whole process", process, "<=", TARGETS[name], "x"))
+        targets.append(target(f"{what}: steady per-trial cost", steady, "<=", STEADY_TARGET, "x"))
+    params = {"workloads": names, "repeats": reps, "trials": trials,
+              "what": {n: WORKLOADS[n].what for n in names}}  # fmt: skip
+    return bench_result(TITLE, params, variants, targets, runs, figures)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m benchmarks.peer_optuna [--quick] [--repeats N] [--workloads a,b]``."""
+    from benchmarks.cli import parser, refresh_markdown, run_one
+
+    p = parser(__doc__.splitlines()[0])
+    known = ", ".join(WORKLOADS)
+    p.add_argument("--workloads", default="", help=f"comma-separated subset of {known}")
+    args = p.parse_args(argv)
+    chosen = [w for w in args.workloads.split(",") if w]
+    unknown = [w for w in chosen if w not in WORKLOADS]
+    if unknown:
+        p.error(f"unknown workload(s) {unknown}; known: {', '.join(WORKLOADS)}")
+    extra = ["--workloads", ",".join(chosen)] if chosen else []
+    result = run_one(
+        NAME,
+        lambda **kw: run(workloads=chosen, **kw),
+        quick=args.quick,
+        repeats=args.repeats,
+        results_dir=args.results_dir,
+        trials=args.trials,
+        extra_args=extra,
+    )
+    if not args.quick and not args.no_md:
+        refresh_markdown(args.markdown, args.results_dir, [result])
+    from benchmarks.markdown import render_summary
+
+    print(render_summary(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
