@@ -3,7 +3,7 @@
     python -m benchmarks.probe --timings t.json run --config sweep.json ...
 
 Same process, same code path as the ``sweep`` console script (which is
-``raysweep.cli:main``); it only wraps ``ray.init`` and ``ray.tune.Tuner.fit`` to
+``raysweep.cli:console``); it only wraps ``ray.init`` and ``ray.tune.Tuner.fit`` to
 time them (importing Ray Tune up front, after raysweep's Ray env defaults, as
 raysweep does) and records the driver's peak RSS at exit.
 """
@@ -70,9 +70,10 @@ def main(argv: list[str]) -> int:
     _timings["imported"] = time.time()
     ray.init = _timed("ray", ray.init)
     tune.Tuner.fit = _timed("fit", tune.Tuner.fit)  # type: ignore[method-assign]
-    from raysweep.cli import main as sweep_main
+    from raysweep.cli import console
 
-    return int(sweep_main(argv) or 0)
+    console(argv)  # as the console script does: main, then a prompt exit
+    return 0
 
 
 if __name__ == "__main__":

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -376,6 +379,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         _stop_own_ray()
 
 
+def console(argv: Sequence[str] | None = None) -> None:
+    """The ``sweep`` console script: :func:`main`, then a prompt exit.
+
+    Once a sweep is done, the interpreter's own teardown (finalizers of Ray,
+    scikit-learn and the GBM libraries' modules) takes 1-2 s more. Every file
+    raysweep writes is closed by then, so the exit handlers are run, the standard
+    streams flushed, and the process ends without that teardown.
+    """
+    code = main(argv)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more to say
+            stream.flush()
+    os._exit(code)
+
+
 def _stop_own_ray() -> None:
     """Shut down a Ray the command started, now rather than in Ray's slower exit hook."""
     session = sys.modules.get("raysweep.driver.ray_session")
@@ -384,4 +403,4 @@ def _stop_own_ray() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console()
