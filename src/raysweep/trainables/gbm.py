@@ -57,6 +57,7 @@ ROUND_KEYS: dict[str, tuple[str, ...]] = {
 _LGB_ITERATION_SEEDS = ("bagging_seed", "feature_fraction_seed", "extra_seed", "drop_seed",
                         "objective_seed")  # fmt: skip
 RoundHook = Callable[[int, Callable[[], dict[str, float]]], None]
+RoundDue = Callable[[int], bool]  # whether round i (counted from 1) makes a report
 
 
 def train_lightgbm(config: dict[str, Any], ctx: TrialContext) -> None:
@@ -106,9 +107,12 @@ def fit_gbm(
         model = backend.load(Path(checkpoint_dir))
     held: dict[str, float] = {}  # a segment's last metrics, reported with its checkpoint
 
+    def due(i: int) -> bool:
+        return i % report_every == 0 or i == rounds
+
     def on_round(i: int, metrics: Callable[[], dict[str, float]]) -> None:
         nonlocal reports
-        if i % report_every and i != rounds:
+        if not due(i):
             return
         values = {**metrics(), "rounds": i}
         if checkpointing and i in ends:
@@ -120,7 +124,7 @@ def fit_gbm(
     while done < rounds:
         end = min(e for e in ends if e > done)
         held.clear()
-        model = backend.train(model, done, end, _segment_seed(ctx.seed, done), on_round)
+        model = backend.train(model, done, end, _segment_seed(ctx.seed, done), on_round, due)
         done = end
         if checkpointing:
             reports += 1
@@ -193,7 +197,9 @@ class _LightGBM:
         values = val_metrics(self.data.task, self.data.y_val, preds)
         return [(name, value, name in ("val_accuracy", "val_r2")) for name, value in values.items()]
 
-    def train(self, model: Any, start: int, end: int, seed: int, on_round: RoundHook) -> Any:
+    def train(
+        self, model: Any, start: int, end: int, seed: int, on_round: RoundHook, due: RoundDue
+    ) -> Any:
         import lightgbm as lgb
 
         params = dict(self.params)
@@ -202,6 +208,12 @@ class _LightGBM:
         d = self.data
         train_set = lgb.Dataset(d.X_train, d.y_train, feature_name=self.names)
         val_set = lgb.Dataset(d.X_val, d.y_val, reference=train_set)
+        evaluating = start  # LightGBM evaluates each round once, before its callbacks
+
+        def feval(preds: np.ndarray, data: Any) -> list[tuple[str, float, bool]]:
+            nonlocal evaluating
+            evaluating += 1  # the metrics are computed only for the rounds that report
+            return self._feval(preds, data) if due(evaluating) else []
 
         def callback(env: Any) -> None:
             values = {name: value for _, name, value, _ in env.evaluation_result_list}
@@ -214,7 +226,7 @@ class _LightGBM:
             init_model=model,
             valid_sets=[val_set],
             valid_names=["val"],
-            feval=self._feval,
+            feval=feval,
             callbacks=[callback],
             keep_training_booster=True,
         )
@@ -239,7 +251,9 @@ class _XGBoost:
         self.dtrain = xgb.DMatrix(dataset.X_train, dataset.y_train, feature_names=names)
         self.dval = xgb.DMatrix(dataset.X_val, dataset.y_val, feature_names=names)
 
-    def train(self, model: Any, start: int, end: int, seed: int, on_round: RoundHook) -> Any:
+    def train(
+        self, model: Any, start: int, end: int, seed: int, on_round: RoundHook, due: RoundDue
+    ) -> Any:
         import xgboost as xgb
 
         booster = xgb.Booster({**self.params, "seed": seed}, [self.dtrain], model_file=model)
@@ -285,7 +299,9 @@ class _CatBoost:
         loss = history["Logloss" if self.data.n_classes == 2 else "MultiClass"][index]
         return {"val_loss": float(loss), "val_accuracy": float(history["Accuracy"][index])}
 
-    def train(self, model: Any, start: int, end: int, seed: int, on_round: RoundHook) -> Any:
+    def train(
+        self, model: Any, start: int, end: int, seed: int, on_round: RoundHook, due: RoundDue
+    ) -> Any:
         from catboost import CatBoost
 
         params = {**self.params, "random_seed": seed, "iterations": end - start}
