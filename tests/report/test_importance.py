@@ -7,7 +7,12 @@ import random
 import optuna
 from optuna.distributions import CategoricalDistribution, FloatDistribution
 
-from raysweep.report.importance import FANOVA_MAX_TRIALS, compute_importance, format_importance
+from raysweep.report.importance import (
+    FANOVA_MAX_TRIALS,
+    FANOVA_TREES,
+    compute_importance,
+    format_importance,
+)
 
 
 def _study(n: int) -> optuna.Study:
@@ -28,6 +33,7 @@ def test_fanova_for_small_sweeps_finds_the_parameter_that_matters() -> None:
     importance = compute_importance(_study(40))
     assert importance is not None
     assert importance.evaluator.startswith("fANOVA (optuna.importance.FanovaImportanceEvaluator")
+    assert f"{FANOVA_TREES} trees" in importance.evaluator  # named as computed
     assert importance.trials == 40
     assert next(iter(importance.values)) == "lr"  # most important first
     assert abs(sum(importance.values.values()) - 1) < 1e-6

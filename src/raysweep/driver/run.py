@@ -12,6 +12,7 @@ import os
 import socket
 import time
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
@@ -125,7 +126,11 @@ def drive(
                 stop.check()  # results.json stays what the last finished invocation wrote
                 result = collect_run(spec, run, live)
                 result.wall_time_s = time.monotonic() - started
-                write_outputs(result, run)
+                # Written while Ray shuts down: they need the run directory, not Ray.
+                outputs = ThreadPoolExecutor(1, thread_name_prefix="raysweep-outputs")
+                written = outputs.submit(write_outputs, result, run)
+            with outputs:
+                written.result()
         except KeyboardInterrupt:
             return _interrupted(run, log, stop)
         except BaseException as exc:
