@@ -61,6 +61,7 @@ ALL_BENCHMARKS = (
     "scale",
     "gpu",
     "knobs",
+    "peer_optuna",
 )
 
 

@@ -107,7 +107,7 @@ def _best(run_dir: Path) -> float | None:
     path = run_dir / "best_config.json"
     if not path.is_file():
         return None
-    value = json.loads(path.read_text(encoding="utf-8")).get("metric_value")
+    value = json.loads(path.read_text(encoding="utf-8")).get("value")
     return None if value is None else float(value)
 
 

@@ -1,10 +1,11 @@
 """Run the benchmarks: ``python -m benchmarks.run`` (``make bench``) or ``--quick``.
 
-Full: every benchmark, several repeats, BENCHMARKS.md updated (about 45 min on
-a 2-core VM). ``--quick`` (``make bench-quick``, CI smoke, under a minute on an
+Full: every benchmark, several repeats, BENCHMARKS.md updated (about 50 min on
+a 2-core VM). ``--quick`` (``make bench-quick``, CI smoke, about a minute on an
 idle 2-core machine): the overhead benchmark at 40 trials (its runs also give
-the time-to-first-trial figure) and the scale benchmark at 500 trials, one
-repeat; results go to ``*.quick.json`` and BENCHMARKS.md is left alone.
+the time-to-first-trial figure), the scale benchmark at 500 trials and the demo
+against plain Optuna, one repeat; results go to ``*.quick.json`` and
+BENCHMARKS.md is left alone.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from benchmarks import (
     gpu,
     knobs,
     overhead,
+    peer_optuna,
     scale,
     search_quality,
     slots,
@@ -38,8 +40,9 @@ BENCHMARKS: dict[str, RunFunc] = {
     "scale": scale.run,
     "gpu": gpu.run,
     "knobs": knobs.run,
+    "peer_optuna": peer_optuna.run,
 }
-QUICK = ("overhead", "first_trial", "scale")
+QUICK = ("overhead", "first_trial", "scale", "peer_optuna")
 
 
 def _first_trial_from_overhead(result: dict[str, Any]) -> dict[str, Any]:
