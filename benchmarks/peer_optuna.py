@@ -9,7 +9,10 @@ sampler and seed, successive halving for ASHA, the same split, rounds and report
 cadence) and ``sweep run`` run interleaved, repeat by repeat. Whole-process
 time for both; for raysweep the split: CLI start (Popen to ``ray.init``), Ray
 start, fit start to the first trial body, the steady per-trial cost (second
-half of the trial ends) and fit end to exit.
+half of the trial ends) and fit end to exit. Full runs add a third variant:
+the Optuna study training through raysweep's own built-in trainable code
+(``--raysweep-trainable``: same loader, split, parameters, report cadence and
+checkpoint writes, no Ray), which prices raysweep's code apart from Ray's.
 """
 
 from __future__ import annotations
@@ -41,15 +44,22 @@ def steady_per_trial_s(ends: Sequence[float]) -> float | None:
     return (ends[-1] - ends[half]) / (len(ends) - 1 - half)
 
 
-def run_plain(work: Workload, trials: int | None) -> Launch:
-    """Plain Optuna on ``work`` in a subprocess, timed from outside."""
+def run_plain(work: Workload, trials: int | None, raysweep_trainable: bool = False) -> Launch:
+    """Plain Optuna on ``work`` in a subprocess, timed from outside.
+
+    ``raysweep_trainable``: the objective trains through raysweep's built-in
+    trainable code (in-process, no Ray) instead of the plain loop.
+    """
     with workdir(NAME) as tmp:
         timings = tmp / "optuna.json"
         cmd = [PYTHON, "-m", "benchmarks.peer_optuna_plain", "--workload", work.name]
         cmd += ["--timings", str(timings)]
         if trials:
             cmd += ["--trials", str(trials)]
-        launch, started = launch_command(f"optuna:{work.name}", cmd, tmp)
+        if raysweep_trainable:
+            cmd.append("--raysweep-trainable")
+        variant = "inproc" if raysweep_trainable else "optuna"
+        launch, started = launch_command(f"{variant}:{work.name}", cmd, tmp)
         if timings.is_file():
             t = json.loads(timings.read_text(encoding="utf-8"))
             launch.startup_s = t["optimize_start"] - started
@@ -111,6 +121,19 @@ def _best(run_dir: Path) -> float | None:
     return None if value is None else float(value)
 
 
+def _plain_metrics(launches: list[Launch]) -> dict[str, Any]:
+    ok = [x for x in launches if x.returncode == 0]
+    return {
+        "runs": len(launches),
+        "failed_runs": len(launches) - len(ok),
+        "process_s": summarize(x.process_s for x in ok),
+        "startup_s": summarize(x.startup_s for x in ok),
+        "teardown_s": summarize(x.teardown_s for x in ok),
+        "steady_per_trial_s": summarize(x.extra.get("steady_per_trial_s") for x in ok),
+        "best": summarize(x.extra.get("best") for x in ok),
+    }
+
+
 def workload_metrics(runs: dict[str, list[Launch]], work: Workload) -> dict[str, Any]:
     """Per-variant summaries and the ratios of one workload."""
     plain = [x for x in runs[f"optuna:{work.name}"] if x.returncode == 0]
@@ -122,15 +145,8 @@ def workload_metrics(runs: dict[str, list[Launch]], work: Workload) -> dict[str,
     # Repeat by repeat (interleaved, so each pair ran under the same load).
     pairs = list(zip(ours, plain, strict=False))
     return {
-        "optuna": {
-            "runs": len(runs[f"optuna:{work.name}"]),
-            "failed_runs": len(runs[f"optuna:{work.name}"]) - len(plain),
-            "process_s": summarize(x.process_s for x in plain),
-            "startup_s": summarize(x.startup_s for x in plain),
-            "teardown_s": summarize(x.teardown_s for x in plain),
-            "steady_per_trial_s": extra(plain, "steady_per_trial_s"),
-            "best": extra(plain, "best"),
-        },
+        "optuna": _plain_metrics(runs[f"optuna:{work.name}"]),
+        "inproc": _plain_metrics(runs.get(f"inproc:{work.name}", [])),
         "raysweep": {
             "runs": len(runs[f"raysweep:{work.name}"]),
             "failed_runs": len(runs[f"raysweep:{work.name}"]) - len(ours),
@@ -164,6 +180,8 @@ def run(
         work = WORKLOADS[name]
         launchers[f"optuna:{name}"] = lambda w=work: run_plain(w, trials)
         launchers[f"raysweep:{name}"] = lambda w=work: run_sweep(w, trials)
+        if not quick:
+            launchers[f"inproc:{name}"] = lambda w=work: run_plain(w, trials, True)
     runs = interleave(NAME, reps, launchers)
     variants: dict[str, Any] = {}
     figures: dict[str, Any] = {}
@@ -172,6 +190,8 @@ def run(
         metrics = workload_metrics(runs, WORKLOADS[name])
         variants[f"{name}: plain Optuna"] = metrics["optuna"]
         variants[f"{name}: sweep run"] = metrics["raysweep"]
+        if metrics["inproc"]["runs"]:
+            variants[f"{name}: raysweep's trainable in Optuna, no Ray"] = metrics["inproc"]
         figures[f"{name}_process_ratio"] = metrics["process_ratio"]
         figures[f"{name}_steady_ratio"] = metrics["steady_ratio"]
         what = WORKLOADS[name].what

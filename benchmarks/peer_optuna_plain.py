@@ -130,6 +130,42 @@ def objective_for(work: Workload, data: tuple[np.ndarray, ...]) -> Any:
     return {"lightgbm": lightgbm, "xgboost": xgboost}[work.config["trainable"]]
 
 
+def raysweep_objective_for(work: Workload) -> Any:
+    """The objective through raysweep's own built-in trainable code, without Ray.
+
+    The same data loader and split, parameters, seeds, report cadence and
+    checkpoint writes as a ``sweep run`` trial; each report goes to Optuna. This
+    prices raysweep's trainable code apart from Ray Tune's.
+    """
+    from raysweep.repro.seeds import trial_seed_for
+    from raysweep.trainables.context import TrialContext
+    from raysweep.trainables.data import load_dataset
+    from raysweep.trainables.gbm import fit_gbm
+
+    config = work.config
+    args = config["trainable_args"]
+    seed = int(config["seed"])
+    dataset = load_dataset(args, seed)
+    every = int(config.get("checkpoint", {}).get("frequency", 5))
+
+    def objective(trial: optuna.Trial) -> float:
+        ctx = TrialContext(index=trial.number, seed=trial_seed_for(seed, trial.number),
+                           metric=config["metric"], mode=config["mode"], trainable_args=args,
+                           checkpoint_frequency=every, master_seed=seed)  # fmt: skip
+        last: list[float] = []
+
+        def report(values: dict[str, float], _checkpoint: Any) -> None:
+            last.append(float(values[config["metric"]]))
+            trial.report(last[-1], len(last))
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+
+        fit_gbm(config["trainable"], suggest(trial, config["space"]), ctx, dataset, report)
+        return last[-1]
+
+    return objective
+
+
 def sampler_for(work: Workload) -> optuna.samplers.BaseSampler:
     """The sweep's searcher as an Optuna sampler, with the sweep's seed."""
     search = work.config["search"]
@@ -159,17 +195,26 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workload", required=True, choices=sorted(WORKLOADS))
     p.add_argument("--trials", type=int, default=None, help="override the trial count")
     p.add_argument("--timings", required=True)
+    p.add_argument(
+        "--raysweep-trainable",
+        action="store_true",
+        help="train through raysweep's built-in trainable code instead of the plain loop",
+    )
     args = p.parse_args(argv)
     work = WORKLOADS[args.workload]
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    data = split(work.config["trainable_args"]["dataset"], int(work.config["seed"]))
+    if args.raysweep_trainable:
+        objective = raysweep_objective_for(work)
+    else:
+        data = split(work.config["trainable_args"]["dataset"], int(work.config["seed"]))
+        objective = objective_for(work, data)
     ends: list[float] = []
     study = optuna.create_study(
         direction="minimize", sampler=sampler_for(work), pruner=pruner_for(work)
     )
     optimize_start = time.time()
     study.optimize(
-        objective_for(work, data),
+        objective,
         n_trials=args.trials or work.trials,
         n_jobs=work.slots,
         callbacks=[lambda _s, _t: ends.append(time.time())],
