@@ -83,49 +83,63 @@ def suggest(trial: optuna.Trial, space: dict[str, Any]) -> dict[str, Any]:
 
 
 def objective_for(work: Workload, data: tuple[np.ndarray, ...]) -> Any:
-    """The Optuna objective: train, report every ``report_every`` rounds, prune."""
+    """The objective as an Optuna user writes it: the library's own training loop and
+    validation loss, a callback reporting every ``report_every`` rounds and pruning."""
     X_train, X_val, y_train, y_val = data
     args = work.config["trainable_args"]
     rounds, every = int(args["num_boost_round"]), int(args.get("report_every", 1))
     seed = int(work.config["seed"])
     n_classes = int(y_train.max()) + 1
+    multi = n_classes > 2
+
+    def report(trial: optuna.Trial, step: int, loss: float) -> None:
+        trial.report(loss, step)
+        if trial.should_prune():
+            raise optuna.TrialPruned()
 
     def lightgbm(trial: optuna.Trial) -> float:
         import lightgbm as lgb
 
         params = {"seed": seed + trial.number, "num_threads": 1, "verbosity": -1,
-                  "deterministic": True, "force_row_wise": True, "metric": "None",
+                  "deterministic": True, "force_row_wise": True,
+                  "metric": "multi_logloss" if multi else "binary_logloss",
+                  **({"num_class": n_classes} if multi else {}),
                   **suggest(trial, work.config["space"])}  # fmt: skip
-        booster = lgb.Booster(params, lgb.Dataset(X_train, y_train))
-        loss = float("nan")
-        for step in range(1, rounds // every + 1):
-            for _ in range(every):
-                booster.update()
-            loss = log_loss(y_val, booster.predict(X_val))
-            trial.report(loss, step)
-            if trial.should_prune():
-                raise optuna.TrialPruned()
-        return loss
+        train_set = lgb.Dataset(X_train, y_train)
+        val_set = lgb.Dataset(X_val, y_val, reference=train_set)
+        losses: list[float] = []
+
+        def callback(env: Any) -> None:
+            if (env.iteration + 1) % every == 0:
+                losses.append(float(env.evaluation_result_list[0][2]))
+                report(trial, len(losses), losses[-1])
+
+        lgb.train(params, train_set, num_boost_round=rounds, valid_sets=[val_set],
+                  callbacks=[callback])  # fmt: skip
+        return losses[-1]
 
     def xgboost(trial: optuna.Trial) -> float:
         import xgboost as xgb
 
         params = {"seed": seed + trial.number, "nthread": 1, "tree_method": "hist",
-                  "objective": "multi:softprob" if n_classes > 2 else "binary:logistic",
-                  **({"num_class": n_classes} if n_classes > 2 else {}),
+                  "objective": "multi:softprob" if multi else "binary:logistic",
+                  "eval_metric": "mlogloss" if multi else "logloss",
+                  **({"num_class": n_classes} if multi else {}),
                   **suggest(trial, work.config["space"])}  # fmt: skip
         dtrain = xgb.DMatrix(X_train, y_train)
         dval = xgb.DMatrix(X_val, y_val)
-        booster = xgb.Booster(params, [dtrain])
-        loss = float("nan")
-        for i in range(rounds):
-            booster.update(dtrain, iteration=i)
-            if (i + 1) % every == 0:
-                loss = log_loss(y_val, booster.predict(dval))
-                trial.report(loss, (i + 1) // every)
-                if trial.should_prune():
-                    raise optuna.TrialPruned()
-        return loss
+        losses: list[float] = []
+
+        class Report(xgb.callback.TrainingCallback):
+            def after_iteration(self, model: Any, epoch: int, evals_log: Any) -> bool:
+                if (epoch + 1) % every == 0:
+                    losses.append(float(next(iter(evals_log["val"].values()))[-1]))
+                    report(trial, len(losses), losses[-1])
+                return False
+
+        xgb.train(params, dtrain, num_boost_round=rounds, evals=[(dval, "val")],
+                  verbose_eval=False, callbacks=[Report()])  # fmt: skip
+        return losses[-1]
 
     return {"lightgbm": lightgbm, "xgboost": xgboost}[work.config["trainable"]]
 
