@@ -3,24 +3,31 @@
 systemd and nightly jobs send SIGTERM; it used to meet the handler ``ray.init``
 installs while Ray was starting (about 5 s in) and end the run as ``failed``
 with exit 15. A real process, a real signal, then a real resume.
+
+The signalled runs go one at a time with nothing else running, so each signal
+lands where its delay says; their resumes are not timed and run all at once
+afterwards. Every run and resume starts its dashboard on a free port of its own:
+two local Rays starting at once (these resumes, or another Ray on the machine)
+may both find the default port free and the second dashboard then fails.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
+from e2e_helpers import Sweeps, free_port, free_ports
 
 from raysweep.rundir import RunDir
 
-REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
+AFTER_S = (1, 3, 5, 8)
 
 CONFIG = {
     "name": "sigterm",
@@ -33,45 +40,77 @@ CONFIG = {
 }
 
 
-def _sweep(*args: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "RAY_USAGE_STATS_ENABLED": "0"}
-    env.pop("RAY_ADDRESS", None)
-    return subprocess.Popen(
-        [sys.executable, "-m", "raysweep.cli", *args],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+@dataclass
+class Interrupted:
+    """One signalled run and its resume."""
+
+    run: RunDir
+    ended_early: str | None = None  # the output of a run that ended before the signal
+    code: int | None = None
+    output: str = ""
+    state: dict[str, Any] = field(default_factory=dict)  # state.json before the resume
+    resume_code: int | None = None
+    resume_output: str = ""
 
 
-@pytest.mark.parametrize("after_s", [1, 3, 5, 8])
-def test_sigterm_at_any_moment_is_an_interruption_that_resumes(
-    tmp_path: Path, after_s: float
-) -> None:
-    config = tmp_path / "sweep.json"
-    config.write_text(json.dumps(CONFIG))
-    proc = _sweep("run", "--config", str(config), "--storage", str(tmp_path / "runs"))
-    time.sleep(after_s)
-    if proc.poll() is not None:
-        pytest.fail(f"sweep ended before the signal: {proc.communicate()[0]}")
-    proc.send_signal(signal.SIGTERM)
+def finish(sweeps: Sweeps, proc: subprocess.Popen[str], timeout: float) -> tuple[int | None, str]:
+    """Exit code and output; (None, what happened) when it outlived ``timeout`` (killed)."""
     try:
-        output, _ = proc.communicate(timeout=90)
+        return sweeps.wait(proc, timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        raise
-    run = RunDir(tmp_path / "runs" / "sigterm")
-    assert proc.returncode == 130, output
-    state = run.read_state()
+        return None, f"still running after {timeout} s (killed): {sweeps.output(proc)}"
+
+
+@pytest.fixture(scope="module")
+def interrupted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[float, Interrupted]]:
+    """Each delay of :data:`AFTER_S`: a run SIGTERMed that long after its start, resumed."""
+    root = tmp_path_factory.mktemp("sigterm")
+    sweeps = Sweeps(root)
+    cases: dict[float, Interrupted] = {}
+    try:
+        for after_s in AFTER_S:
+            tmp = root / f"after-{after_s}"
+            tmp.mkdir()
+            config = tmp / "sweep.json"
+            config.write_text(json.dumps(CONFIG))
+            case = cases[after_s] = Interrupted(RunDir(tmp / "runs" / "sigterm"))
+            proc = sweeps.start(
+                "run", "--config", str(config), "--storage", str(tmp / "runs"),
+                "--dashboard-port", str(free_port()),
+            )  # fmt: skip
+            time.sleep(after_s)
+            if proc.poll() is not None:
+                case.ended_early = sweeps.output(proc)
+                continue
+            proc.send_signal(signal.SIGTERM)
+            case.code, case.output = finish(sweeps, proc, 90)
+            case.state = case.run.read_state()
+        resumable = [c for c in cases.values() if c.code == 130]
+        resumes = [
+            sweeps.start("resume", str(c.run.path), "--dashboard-port", str(port))
+            for c, port in zip(resumable, free_ports(len(resumable)), strict=True)
+        ]
+        for case, resume in zip(resumable, resumes, strict=True):
+            case.resume_code, case.resume_output = finish(sweeps, resume, 240)
+        yield cases
+    finally:
+        sweeps.close()
+
+
+@pytest.mark.parametrize("after_s", AFTER_S)
+def test_sigterm_at_any_moment_is_an_interruption_that_resumes(
+    interrupted: dict[float, Interrupted], after_s: float
+) -> None:
+    case = interrupted[after_s]
+    if case.ended_early is not None:
+        pytest.fail(f"sweep ended before the signal: {case.ended_early}")
+    output, run = case.output, case.run
+    assert case.code == 130, output
+    state = case.state
     assert state["status"] == "interrupted" and state["signal"] == "SIGTERM", output
     assert "sweep resume" in output
 
-    resume = _sweep("resume", str(run.path))
-    output, _ = resume.communicate(timeout=180)
-    assert resume.returncode == 0, output
+    assert case.resume_code == 0, case.resume_output
     result = run.read_results()
     assert len(result.trials) == 3
     assert sorted(t.index for t in result.trials) == [0, 1, 2]

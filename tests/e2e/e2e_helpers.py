@@ -1,0 +1,153 @@
+"""Helpers shared by the end-to-end tests: `sweep` processes, free ports, Debian tools.
+
+Imported by the test modules as ``e2e_helpers`` (this directory is put on sys.path by
+tests/e2e/conftest.py); not a test module itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SWEEP = [sys.executable, "-m", "raysweep.cli"]
+_LOG_NUMBERS = itertools.count()
+
+# The crash-safety sweep of test_crash_resume.py and test_s3_storage.py: 6 trials of
+# ~1.2 s each, one at a time, so a kill lands between or inside trials as intended.
+CRASH_CONFIG: dict[str, Any] = {
+    "name": "crash",
+    "trainable": "examples.quadratic:fit",
+    "metric": "loss",
+    "mode": "min",
+    "space": {
+        "x": {"type": "uniform", "low": -5, "high": 5},
+        "y": {"type": "uniform", "low": -5, "high": 5},
+        "steps": 4,
+        "sleep_s": 0.3,
+    },
+    "search": {"algorithm": "random", "num_samples": 6, "max_concurrent": 1},
+    "seed": 11,
+}
+
+
+def crash_config(path: Path, **changes: Any) -> Path:
+    """:data:`CRASH_CONFIG` with top-level ``changes``, written to ``path``."""
+    config = json.loads(json.dumps(CRASH_CONFIG))
+    config.update(changes)
+    path.write_text(json.dumps(config))
+    return path
+
+
+def sweep_env(**extra: str) -> dict[str, str]:
+    """This process's environment for a `sweep` process: the repository importable,
+    no usage stats, never an inherited RAY_ADDRESS; ``extra`` on top."""
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env.update(PYTHONPATH=str(REPO), RAY_USAGE_STATS_ENABLED="0")
+    env.update(extra)
+    return env
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on at 127.0.0.1 right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free ports (all probed at once, so none repeats)."""
+    with contextlib.ExitStack() as stack:
+        probes = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for probe in probes:
+            probe.bind(("127.0.0.1", 0))
+        return [int(probe.getsockname()[1]) for probe in probes]
+
+
+def kill_group(proc: subprocess.Popen[str]) -> None:
+    """SIGKILL a process started in its own session and everything in its group
+    (a `sweep` driver and its Ray: a whole-tree crash), then reap it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+class Sweeps:
+    """`sweep` processes, each in its own session with its output in a log file under
+    ``tmp``; :meth:`close` kills every group that was started."""
+
+    def __init__(self, tmp: Path, env: Mapping[str, str] | None = None, cwd: Path = REPO) -> None:
+        self.tmp, self.cwd = tmp, cwd
+        self.env = dict(env) if env is not None else sweep_env()
+        self.procs: list[subprocess.Popen[str]] = []
+        self.logs: dict[int, Path] = {}
+
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        path = self.tmp / f"sweep-{next(_LOG_NUMBERS)}-{args[0]}.log"
+        with path.open("w") as log:
+            proc = subprocess.Popen(
+                [*SWEEP, *args],
+                cwd=self.cwd,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                text=True,
+                start_new_session=True,
+            )
+        self.procs.append(proc)
+        self.logs[proc.pid] = path
+        return proc
+
+    def wait(self, proc: subprocess.Popen[str], timeout: float = 240) -> tuple[int, str]:
+        """Exit code and output of ``proc``; its group is killed when it runs too long."""
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_group(proc)
+            raise
+        return code, self.output(proc)
+
+    def run(self, *args: str, timeout: float = 240) -> tuple[int, str]:
+        return self.wait(self.start(*args), timeout)
+
+    def output(self, proc: subprocess.Popen[str]) -> str:
+        return self.logs[proc.pid].read_text()
+
+    kill_group = staticmethod(kill_group)
+
+    def close(self) -> None:
+        for proc in self.procs:
+            kill_group(proc)
+
+
+def debian_tool(binary: str, package: str | None = None) -> str:
+    """``binary`` from PATH, installed with apt-get (Debian's ``package``) when missing;
+    the test is skipped, saying why, when that cannot be done."""
+    found = shutil.which(binary)
+    if found:
+        return found
+    package = package or binary
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        pytest.skip(f"{binary} is not installed and apt-get cannot install it (not root)")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    install = ["apt-get", "install", "-y", "-q", package]
+    done = subprocess.run(install, env=env, capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, timeout=600)
+        done = subprocess.run(install, env=env, capture_output=True, text=True, timeout=900)
+    found = shutil.which(binary)
+    if done.returncode != 0 or not found:
+        pytest.skip(f"apt-get install {package} failed: {done.stderr.strip()[-300:]}")
+    return found
