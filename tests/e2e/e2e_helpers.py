@@ -15,15 +15,17 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SWEEP = [sys.executable, "-m", "raysweep.cli"]
 _LOG_NUMBERS = itertools.count()
+T = TypeVar("T")
 
 # The crash-safety sweep of test_crash_resume.py and test_s3_storage.py: 6 trials of
 # ~1.2 s each, one at a time, so a kill lands between or inside trials as intended.
@@ -151,3 +153,37 @@ def debian_tool(binary: str, package: str | None = None) -> str:
     if done.returncode != 0 or not found:
         pytest.skip(f"apt-get install {package} failed: {done.stderr.strip()[-300:]}")
     return found
+
+
+class Outcome(Generic[T]):
+    """A scenario running in a thread of its own: :meth:`result` returns what it returned
+    or raises what it raised (an assertion of the scenario fails the test that asks)."""
+
+    def __init__(self, scenario: Callable[[], T]) -> None:
+        self._value: T | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(scenario,), daemon=True)
+        self._thread.start()
+
+    def _run(self, scenario: Callable[[], T]) -> None:
+        try:
+            self._value = scenario()
+        except BaseException as exc:  # pytest's fail and skip too: re-raised by result()
+            self._error = exc
+
+    def result(self, timeout: float = 600) -> T:
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise TimeoutError(f"the scenario still runs after {timeout} s")
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]
+
+
+def together(scenarios: Mapping[Any, Callable[[], T]]) -> dict[Any, Outcome[T]]:
+    """Start every scenario at once, each in a thread; their outcomes by key.
+
+    For scenarios whose timing does not matter to what they check: they share the
+    machine's cores, so each takes longer, all together less.
+    """
+    return {key: Outcome(scenario) for key, scenario in scenarios.items()}

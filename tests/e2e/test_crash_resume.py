@@ -9,97 +9,29 @@ other tests (no `ray stop`, which would hit the session Ray fixture too).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e_helpers import CRASH_CONFIG, Outcome, Sweeps, crash_config, free_port, together
 
-REPO = Path(__file__).resolve().parents[2]
-SWEEP = [sys.executable, "-m", "raysweep.cli"]
 pytestmark = pytest.mark.slow
-
-CONFIG: dict[str, Any] = {
-    "name": "crash",
-    "trainable": "examples.quadratic:fit",
-    "metric": "loss",
-    "mode": "min",
-    "space": {
-        "x": {"type": "uniform", "low": -5, "high": 5},
-        "y": {"type": "uniform", "low": -5, "high": 5},
-        "steps": 4,
-        "sleep_s": 0.3,
-    },
-    "search": {"algorithm": "random", "num_samples": 6, "max_concurrent": 1},
-    "seed": 11,
-}
-
-
-class Drivers:
-    """Starts `sweep` processes in their own sessions and kills every group at the end."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.tmp = tmp
-        self.procs: list[subprocess.Popen[str]] = []
-
-    def start(self, *args: str) -> subprocess.Popen[str]:
-        log = (self.tmp / f"driver-{len(self.procs)}.log").open("w")
-        proc = subprocess.Popen(
-            [*SWEEP, *args],
-            cwd=REPO,
-            env={**os.environ, "PYTHONPATH": str(REPO), "RAY_USAGE_STATS_ENABLED": "0"},
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
-        self.procs.append(proc)
-        return proc
-
-    def run(self, *args: str, timeout: float = 150) -> tuple[int, str]:
-        proc = self.start(*args)
-        try:
-            code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.kill_group(proc)
-            raise
-        return code, self.output(proc)
-
-    def output(self, proc: subprocess.Popen[str]) -> str:
-        return (self.tmp / f"driver-{self.procs.index(proc)}.log").read_text()
-
-    @staticmethod
-    def kill_group(proc: subprocess.Popen[str]) -> None:
-        """SIGKILL the driver and every Ray process of its group (a whole-tree crash)."""
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-
-    def close(self) -> None:
-        for proc in self.procs:
-            self.kill_group(proc)
 
 
 @pytest.fixture()
-def drivers(tmp_path: Path) -> Iterator[Drivers]:
-    d = Drivers(tmp_path)
+def drivers(tmp_path: Path) -> Iterator[Sweeps]:
+    d = Sweeps(tmp_path)
     yield d
     d.close()
-
-
-def write_config(path: Path, **changes: Any) -> Path:
-    config = json.loads(json.dumps(CONFIG))
-    config.update(changes)
-    path.write_text(json.dumps(config))
-    return path
 
 
 def events(run_dir: Path) -> list[dict[str, Any]]:
@@ -149,26 +81,42 @@ def snapshot(run_dir: Path) -> dict[str, tuple[int, bytes]]:
     }
 
 
+class Baseline:
+    """An uninterrupted run with the same config and seed, started in the background.
+
+    It runs alongside the first test's drivers (nothing it checks depends on timing)
+    with a dashboard port of its own: two local Rays starting at once may both find
+    the default port free, and the second dashboard then fails.
+    """
+
+    def __init__(self, tmp: Path) -> None:
+        self.sweeps = Sweeps(tmp)
+        self.proc = self.sweeps.start(
+            "run", "--config", str(crash_config(tmp / "c.json")), "--storage", str(tmp / "runs"),
+            "--dashboard-port", str(free_port()),
+        )  # fmt: skip
+        self.run_dir = tmp / "runs" / "crash"
+
+    @functools.cached_property
+    def path(self) -> Path:
+        """The run directory, once the run has ended (it must succeed)."""
+        code, out = self.sweeps.wait(self.proc, timeout=240)
+        assert code == 0, out
+        return self.run_dir
+
+
 @pytest.fixture(scope="module")
-def baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An uninterrupted run with the same config and seed."""
-    tmp = tmp_path_factory.mktemp("baseline")
-    d = Drivers(tmp)
-    try:
-        code, out = d.run(
-            "run", "--config", str(write_config(tmp / "c.json")), "--storage", str(tmp / "runs")
-        )
-    finally:
-        d.close()
-    assert code == 0, out
-    return tmp / "runs" / "crash"
+def baseline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Baseline]:
+    started = Baseline(tmp_path_factory.mktemp("baseline"))
+    yield started
+    started.sweeps.close()
 
 
 def test_killed_at_several_points_then_resumed_equals_uninterrupted(
-    tmp_path: Path, drivers: Drivers, baseline: Path
+    tmp_path: Path, drivers: Sweeps, baseline: Baseline
 ) -> None:
     run_dir = tmp_path / "runs" / "crash"
-    config = write_config(tmp_path / "c.json")
+    config = crash_config(tmp_path / "c.json")
     finished_before_kills: dict[int, list[float]] = {}
 
     # 1. SIGKILL the whole tree while the first trial runs: nothing has finished.
@@ -228,8 +176,8 @@ def test_killed_at_several_points_then_resumed_equals_uninterrupted(
     # 5. The final resume completes the sweep.
     code, out = drivers.run("resume", str(run_dir))
     assert code == 0, out
-    final, reference = results(run_dir), results(baseline)
-    assert len(final) == CONFIG["search"]["num_samples"]
+    final, reference = results(run_dir), results(baseline.path)
+    assert len(final) == CRASH_CONFIG["search"]["num_samples"]
     for index, losses in finished_before_kills.items():
         assert {*losses} == {final[index]["last"]["loss"]}, f"trial #{index} changed"
     for index, trial in final.items():
@@ -239,35 +187,37 @@ def test_killed_at_several_points_then_resumed_equals_uninterrupted(
         assert [trial["last"][k] for k in metrics] == [reference[index]["last"][k] for k in metrics]
         assert trial["best_metric"] == reference[index]["best_metric"]
         assert trial["seed"] == reference[index]["seed"]
-    best, best_ref = (json.loads((r / "best_config.json").read_text()) for r in (run_dir, baseline))
+    best, best_ref = (
+        json.loads((r / "best_config.json").read_text()) for r in (run_dir, baseline.path)
+    )
     assert (best["value"], best["config"]) == (best_ref["value"], best_ref["config"])
     assert json.loads((run_dir / "state.json").read_text())["status"] == "completed"
     assert len(json.loads((run_dir / "state.json").read_text())["commands"]) == 5
 
 
 def test_extension_runs_only_the_extra_trials(
-    tmp_path: Path, drivers: Drivers, baseline: Path
+    tmp_path: Path, drivers: Sweeps, baseline: Baseline
 ) -> None:
     from raysweep.repro.seeds import trial_seed_for
     from raysweep.search.variants import VariantSearcher
 
     run_dir = tmp_path / "crash"
-    shutil.copytree(baseline, run_dir)
+    shutil.copytree(baseline.path, run_dir)
     starts_before = sum(e["event"] == "start" for e in events(run_dir))
     code, out = drivers.run("resume", str(run_dir), "--num-samples", "8")
     assert code == 0, out
-    final, reference = results(run_dir), results(baseline)
+    final, reference = results(run_dir), results(baseline.path)
     assert len(final) == 8
     for index in range(6):  # the first part is kept as it was
         assert final[index] == reference[index]
     assert sum(e["event"] == "start" for e in events(run_dir)) - starts_before == 2
     assert len(list((run_dir / "tune-ext-1").glob("trial_*"))) == 2
     # The seeded random sequence continues where it stopped; seeds follow the index.
-    space = {k: v for k, v in CONFIG["space"].items()}
+    space = {k: v for k, v in CRASH_CONFIG["space"].items()}
     from raysweep.config.load import parse_spec
     from raysweep.search.space import to_param_space
 
-    spec = parse_spec({**CONFIG, "search": {**CONFIG["search"], "num_samples": 8}})
+    spec = parse_spec({**CRASH_CONFIG, "search": {**CRASH_CONFIG["search"], "num_samples": 8}})
     searcher = VariantSearcher(to_param_space(spec.space), num_samples=8, seed=11)
     expected = [searcher.suggest(str(i)) for i in range(8)]
     for index in (6, 7):
@@ -280,13 +230,13 @@ def test_extension_runs_only_the_extra_trials(
 
 
 def test_changed_config_is_refused_listing_fields_and_nothing_changes(
-    tmp_path: Path, drivers: Drivers, baseline: Path
+    tmp_path: Path, drivers: Sweeps, baseline: Baseline
 ) -> None:
     storage = tmp_path / "runs"
-    shutil.copytree(baseline, storage / "crash")
+    shutil.copytree(baseline.path, storage / "crash")
     before = snapshot(storage / "crash")
-    space = {**CONFIG["space"], "x": {"type": "uniform", "low": -5, "high": 6}}
-    changed = write_config(tmp_path / "changed.json", seed=12, space=space)
+    space = {**CRASH_CONFIG["space"], "x": {"type": "uniform", "low": -5, "high": 6}}
+    changed = crash_config(tmp_path / "changed.json", seed=12, space=space)
     code, out = drivers.run("run", "--config", str(changed), "--storage", str(storage), "--resume")
     assert code == 2, out
     assert "seed: 11 → 12" in out and "space.x.high: 5.0 → 6.0" in out, out
@@ -294,7 +244,7 @@ def test_changed_config_is_refused_listing_fields_and_nothing_changes(
     code, out = drivers.run(
         "run",
         "--config",
-        str(write_config(tmp_path / "same.json")),
+        str(crash_config(tmp_path / "same.json")),
         "--storage",
         str(storage),
         "--resume",
@@ -307,10 +257,10 @@ def test_changed_config_is_refused_listing_fields_and_nothing_changes(
 
 @pytest.mark.parametrize("damage", ["tune missing", "state corrupt", "tuner.pkl corrupt"])
 def test_missing_or_corrupt_tune_dir_is_refused_and_nothing_deleted(
-    tmp_path: Path, drivers: Drivers, baseline: Path, damage: str
+    tmp_path: Path, drivers: Sweeps, baseline: Baseline, damage: str
 ) -> None:
     run_dir = tmp_path / "crash"
-    shutil.copytree(baseline, run_dir)
+    shutil.copytree(baseline.path, run_dir)
     state = json.loads((run_dir / "state.json").read_text())
     state["status"] = "interrupted"  # as if it had been stopped
     (run_dir / "state.json").write_text(json.dumps(state))
@@ -345,17 +295,58 @@ def snapshot_checkpoint(run_dir: Path) -> str | None:
     return Path(latest.checkpoint.path).name
 
 
-@pytest.mark.parametrize("frequency", [1, 3])
+FREQUENCIES = (1, 3)
+
+
+@pytest.fixture(scope="module")
+def checkpointing_runs(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[dict[Any, Outcome[None]]]:
+    """:func:`killed_checkpointing_trial_resumes` for every frequency, all at once."""
+    runs = together(
+        {
+            frequency: functools.partial(
+                killed_checkpointing_trial_resumes, tmp_path_factory.mktemp("ckpt"), frequency
+            )
+            for frequency in FREQUENCIES
+        }
+    )
+    yield runs
+    for outcome in runs.values():
+        with contextlib.suppress(BaseException):
+            outcome.result()  # none outlives the module
+
+
+@pytest.mark.parametrize("frequency", FREQUENCIES)
 def test_checkpointing_trial_continues_from_its_checkpoint_after_kill(
-    tmp_path: Path, drivers: Drivers, frequency: int
+    checkpointing_runs: dict[Any, Outcome[None]], frequency: int
 ) -> None:
     """examples/checkpointing.py: tune.get_checkpoint() after a kill -9 of the tree.
 
     With a checkpoint every 3 reports, the rows after the newest checkpoint are
     reported again after the resume: they must not appear twice.
     """
+    checkpointing_runs[frequency].result()
+
+
+def killed_checkpointing_trial_resumes(tmp_path: Path, frequency: int) -> None:
+    """One checkpointing trial, killed with its tree, repaired as in the worst case, resumed.
+
+    Its timing does not matter to what it checks, so the frequencies run at once;
+    each run and resume has a dashboard port of its own (see :class:`Baseline`).
+    """
+    drivers = Sweeps(tmp_path)
+    try:
+        check_killed_checkpointing_trial_resumes(tmp_path, drivers, frequency)
+    finally:
+        drivers.close()
+
+
+def check_killed_checkpointing_trial_resumes(
+    tmp_path: Path, drivers: Sweeps, frequency: int
+) -> None:
     steps, lr = 200, 0.01
-    config = write_config(
+    config = crash_config(
         tmp_path / "ckpt.json",
         name="ckpt",
         trainable="examples.checkpointing:fit",
@@ -364,7 +355,10 @@ def test_checkpointing_trial_continues_from_its_checkpoint_after_kill(
         checkpoint={"frequency": frequency, "num_to_keep": 2},
     )
     run_dir = tmp_path / "runs" / "ckpt"
-    proc = drivers.start("run", "--config", str(config), "--storage", str(tmp_path / "runs"))
+    proc = drivers.start(
+        "run", "--config", str(config), "--storage", str(tmp_path / "runs"),
+        "--dashboard-port", str(free_port()),
+    )  # fmt: skip
 
     def checkpoints() -> int:
         found = [int(p.name.split("_")[1]) for p in run_dir.glob("tune/trial_*/checkpoint_*")]
@@ -407,7 +401,7 @@ def test_checkpointing_trial_continues_from_its_checkpoint_after_kill(
         if name not in state and name != keep
     )
     shutil.copytree(trial_dir / keep, trial_dir / untracked)
-    code, out = drivers.run("resume", str(run_dir))
+    code, out = drivers.run("resume", str(run_dir), "--dashboard-port", str(free_port()))
     assert code == 0, out
     assert "1 checkpoint(s) it no longer tracks deleted" in out, out
     assert len(list(trial_dir.glob("checkpoint_*"))) == 2  # num_to_keep

@@ -6,12 +6,14 @@ credentials and config files of its own so that nothing reaches beyond
 loopback. A sweep runs on ``s3://bucket/runs``, is killed with SIGKILL (its
 whole process group, Ray included), its local staging directory is deleted as
 on a fresh machine, and ``sweep resume s3://...`` ends it from the bucket.
+
+The scenarios run all at once (see :func:`scenarios`); each test reports its own.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
+import functools
 import json
 import os
 import shutil
@@ -25,33 +27,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e_helpers import CRASH_CONFIG, Outcome, Sweeps, free_port, together
 
 REPO = Path(__file__).resolve().parents[2]
-SWEEP = [sys.executable, "-m", "raysweep.cli"]
 BUCKET = "sweeps"
-LOG_NUMBERS = itertools.count()
 pytestmark = pytest.mark.slow
-
-CONFIG: dict[str, Any] = {
-    "name": "crash",
-    "trainable": "examples.quadratic:fit",
-    "metric": "loss",
-    "mode": "min",
-    "space": {
-        "x": {"type": "uniform", "low": -5, "high": 5},
-        "y": {"type": "uniform", "low": -5, "high": 5},
-        "steps": 4,
-        "sleep_s": 0.3,
-    },
-    "search": {"algorithm": "random", "num_samples": 6, "max_concurrent": 1},
-    "seed": 11,
-}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def aws_env(tmp: Path, endpoint: str) -> dict[str, str]:
@@ -140,54 +120,6 @@ def keys(endpoint: str, prefix: str) -> list[str]:
     )
 
 
-class Sweeps:
-    """`sweep` processes in their own sessions; every group is killed at the end."""
-
-    def __init__(self, tmp: Path, env: dict[str, str], cwd: Path = REPO) -> None:
-        self.tmp, self.env, self.cwd = tmp, env, cwd
-        self.procs: list[subprocess.Popen[str]] = []
-        self.logs: dict[int, Path] = {}
-
-    def start(self, *args: str) -> subprocess.Popen[str]:
-        path = self.tmp / f"sweep-{next(LOG_NUMBERS)}-{args[0]}.log"
-        log = path.open("w")
-        proc = subprocess.Popen(
-            [*SWEEP, *args],
-            cwd=self.cwd,
-            env=self.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
-        self.procs.append(proc)
-        self.logs[proc.pid] = path
-        return proc
-
-    def run(self, *args: str, timeout: float = 240) -> tuple[int, str]:
-        proc = self.start(*args)
-        try:
-            code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.kill_group(proc)
-            raise
-        return code, self.output(proc)
-
-    def output(self, proc: subprocess.Popen[str]) -> str:
-        return self.logs[proc.pid].read_text()
-
-    @staticmethod
-    def kill_group(proc: subprocess.Popen[str]) -> None:
-        """SIGKILL the driver and every Ray process of its group (a whole-tree crash)."""
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-
-    def close(self) -> None:
-        for proc in self.procs:
-            self.kill_group(proc)
-
-
 def ended(events_file: Path) -> dict[int, float]:
     """index -> loss of every trial that ended, from a trials.jsonl."""
     found: dict[int, float] = {}
@@ -200,11 +132,9 @@ def ended(events_file: Path) -> dict[int, float]:
     return found
 
 
-def test_killed_sweep_resumes_from_the_bucket_with_exactly_num_samples_trials(
-    s3: str, tmp_path: Path
-) -> None:
+def killed_sweep_resumes_from_the_bucket(s3: str, tmp_path: Path) -> None:
     config = tmp_path / "sweep.json"
-    config.write_text(json.dumps(CONFIG))
+    config.write_text(json.dumps(CRASH_CONFIG))
     uri = f"s3://{BUCKET}/runs/crash"
     sweeps = Sweeps(tmp_path, aws_env(tmp_path, s3))
     try:
@@ -234,7 +164,7 @@ def test_killed_sweep_resumes_from_the_bucket_with_exactly_num_samples_trials(
 
     results = read_json(s3, "runs/crash/results.json")
     trials = results["trials"]
-    assert len(trials) == CONFIG["search"]["num_samples"]
+    assert len(trials) == CRASH_CONFIG["search"]["num_samples"]
     assert sorted(t["index"] for t in trials) == list(range(len(trials)))
     assert len({t["trial_id"] for t in trials}) == len(trials)
     assert all(t["status"] == "completed" for t in trials), trials
@@ -268,11 +198,11 @@ def test_killed_sweep_resumes_from_the_bucket_with_exactly_num_samples_trials(
     assert len(extension) == 2, extension
 
 
-def test_unreachable_or_missing_storage_exits_2_naming_it(s3: str, tmp_path: Path) -> None:
+def unreachable_or_missing_storage_exits_2(s3: str, tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
     config = tmp_path / "sweep.json"
-    config.write_text(json.dumps(CONFIG))
+    config.write_text(json.dumps(CRASH_CONFIG))
     closed = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     sweeps = Sweeps(tmp_path, aws_env(tmp_path, closed), cwd=work)
 
@@ -290,21 +220,14 @@ def test_unreachable_or_missing_storage_exits_2_naming_it(s3: str, tmp_path: Pat
     assert list(work.iterdir()) == [] and not (tmp_path / "staging").exists()
 
 
-def test_checkpointing_trial_continues_from_its_checkpoint_in_the_bucket(
-    s3: str, tmp_path: Path
-) -> None:
-    """examples/checkpointing.py, killed mid-trial: the resume continues from the bucket.
-
-    Ray's workers write each checkpoint to the bucket; after the kill the resume
-    catches the snapshot up with them (``_raycompat/repair.py`` on a staging
-    copy, written back), and the trial ends bit-identical to an uninterrupted one.
-    """
+def checkpointing_trial_continues_from_the_bucket(s3: str, tmp_path: Path) -> None:
+    """The scenario of the checkpointing test below."""
     steps, lr = 150, 0.01
     config = tmp_path / "ckpt.json"
     config.write_text(
         json.dumps(
             {
-                **CONFIG,
+                **CRASH_CONFIG,
                 "name": "ckpt",
                 "trainable": "examples.checkpointing:fit",
                 "space": {"x": {"type": "uniform", "low": -5, "high": 5}, "steps": steps, "lr": lr},
@@ -349,3 +272,55 @@ def test_checkpointing_trial_continues_from_its_checkpoint_in_the_bucket(
     assert iterations == list(range(1, steps + 1)), (iterations, out)
     kept = {k.split("/")[0] for k in keys(s3, trial_dir) if k.startswith("checkpoint_")}
     assert len(kept) == 2, (kept, out)  # num_to_keep
+
+
+SCENARIOS = {
+    "killed": killed_sweep_resumes_from_the_bucket,
+    "unreachable": unreachable_or_missing_storage_exits_2,
+    "checkpointing": checkpointing_trial_continues_from_the_bucket,
+}
+
+
+@pytest.fixture(scope="module")
+def scenarios(
+    s3: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[Any, Outcome[None]]]:
+    """Every scenario of this module, all at once against the one S3 server.
+
+    Nothing they check depends on timing (each waits for what it needs before a
+    kill), and each has a directory, a staging directory and a run name of its own.
+    """
+    runs = together(
+        {
+            name: functools.partial(scenario, s3, tmp_path_factory.mktemp(name))
+            for name, scenario in SCENARIOS.items()
+        }
+    )
+    yield runs
+    for outcome in runs.values():
+        with contextlib.suppress(BaseException):
+            outcome.result()  # none outlives the S3 server
+
+
+def test_killed_sweep_resumes_from_the_bucket_with_exactly_num_samples_trials(
+    scenarios: dict[Any, Outcome[None]],
+) -> None:
+    scenarios["killed"].result()
+
+
+def test_unreachable_or_missing_storage_exits_2_naming_it(
+    scenarios: dict[Any, Outcome[None]],
+) -> None:
+    scenarios["unreachable"].result()
+
+
+def test_checkpointing_trial_continues_from_its_checkpoint_in_the_bucket(
+    scenarios: dict[Any, Outcome[None]],
+) -> None:
+    """examples/checkpointing.py, killed mid-trial: the resume continues from the bucket.
+
+    Ray's workers write each checkpoint to the bucket; after the kill the resume
+    catches the snapshot up with them (``_raycompat/repair.py`` on a staging
+    copy, written back), and the trial ends bit-identical to an uninterrupted one.
+    """
+    scenarios["checkpointing"].result()
