@@ -80,11 +80,11 @@ def run_sweep(work: Workload, trials: int | None) -> Launch:
         config["search"]["num_samples"] = trials
     with workdir(NAME) as tmp:
         launch = launch_sweep(f"raysweep:{work.name}", config, tmp)
-        _add_split(launch, Path(launch.run_dir or tmp))
+        add_split(launch, Path(launch.run_dir or tmp))
         return launch
 
 
-def _add_split(launch: Launch, run_dir: Path) -> None:
+def add_split(launch: Launch, run_dir: Path) -> None:
     """CLI start, Ray start, fit to first trial body, steady per trial, fit end to exit."""
     t = launch.extra.get("timings", {})
     ends: list[float] = []

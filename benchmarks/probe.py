@@ -70,10 +70,11 @@ def main(argv: list[str]) -> int:
     _timings["imported"] = time.time()
     ray.init = _timed("ray", ray.init)
     tune.Tuner.fit = _timed("fit", tune.Tuner.fit)  # type: ignore[method-assign]
-    from raysweep.cli import console
+    from raysweep import cli
 
-    console(argv)  # as the console script does: main, then a prompt exit
-    return 0
+    if hasattr(cli, "console"):
+        cli.console(argv)  # as the console script does: main, then a prompt exit
+    return int(cli.main(argv) or 0)  # an older tree (benchmarks of a prototype or base)
 
 
 if __name__ == "__main__":
