@@ -1,19 +1,39 @@
-"""The environment a run sets: what trial workers start with, and Ray settings it needs."""
+"""The environment a run sets: what trial workers start with, and Ray settings it needs.
+
+The three probe runs start at once (nothing they check depends on timing), each
+with a dashboard port of its own: two local Rays starting together may both find
+the default port free, and the second dashboard then fails.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e_helpers import Outcome, free_ports, together
 
 REPO = Path(__file__).resolve().parents[2]
 
+# name -> (reproducibility.deterministic, variables set for the run)
+PROBES: dict[str, tuple[bool, dict[str, str]]] = {
+    "deterministic": (True, {}),
+    "user set PL_DISABLE_FORK": (False, {"PL_DISABLE_FORK": "0"}),
+    "new output engine": (False, {"RAY_AIR_NEW_OUTPUT": "1"}),
+}
+
 
 def run_probe(
-    tmp_path: Path, deterministic: bool, extra_env: dict[str, str] | None = None
-) -> dict[str, object]:
+    tmp_path: Path, deterministic: bool, extra_env: dict[str, str], dashboard_port: int
+) -> tuple[Path, dict[str, object]]:
+    """The run directory and the last result of a one-trial probe run."""
     config = {
         "name": "env",
         "trainable": "examples.device_probe:probe",
@@ -27,38 +47,57 @@ def run_probe(
     path.write_text(json.dumps(config))
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("CUBLAS_WORKSPACE_CONFIG", None)
-    env.update(extra_env or {})
+    env.update(extra_env)
     proc = subprocess.run(
-        [sys.executable, "-m", "raysweep.cli", "run", "--config", str(path), "--storage", "runs"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+        [sys.executable, "-m", "raysweep.cli", "run", "--config", str(path), "--storage", "runs",
+         "--dashboard-port", str(dashboard_port)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
-    results = json.loads((tmp_path / "runs" / "env" / "results.json").read_text())
-    return dict(results["trials"][0]["last"])
+    run_dir = tmp_path / "runs" / "env"
+    results = json.loads((run_dir / "results.json").read_text())
+    return run_dir, dict(results["trials"][0]["last"])
 
 
-def test_local_workers_start_with_the_run_environment_and_no_runtime_env(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def probes(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[dict[Any, Outcome[tuple[Path, dict[str, object]]]]]:
+    ports = free_ports(len(PROBES))
+    runs = together(
+        {
+            name: functools.partial(run_probe, tmp_path_factory.mktemp("env"), *probe, port)
+            for (name, probe), port in zip(PROBES.items(), ports, strict=True)
+        }
+    )
+    yield runs
+    for outcome in runs.values():
+        with contextlib.suppress(BaseException):  # a failure is its test's to report
+            outcome.result()  # none outlives the module
+
+
+def test_local_workers_start_with_the_run_environment_and_no_runtime_env(
+    probes: dict[Any, Outcome[tuple[Path, dict[str, object]]]],
+) -> None:
     """Inherited, not set through a Ray runtime env (which costs a process per worker start)."""
-    last = run_probe(tmp_path, deterministic=True)
+    _, last = probes["deterministic"].result()
     assert last["cublas_workspace_config"] == ":4096:8"
     assert last["pl_disable_fork"] == "1"  # what Ray Tune gives every trial actor
     assert last["runtime_env_fields"] == ""
 
 
 def test_a_variable_the_user_set_otherwise_is_still_overridden_as_ray_tune_does(
-    tmp_path: Path,
+    probes: dict[Any, Outcome[tuple[Path, dict[str, object]]]],
 ) -> None:
-    last = run_probe(tmp_path, deterministic=False, extra_env={"PL_DISABLE_FORK": "0"})
+    _, last = probes["user set PL_DISABLE_FORK"].result()
     assert last["pl_disable_fork"] == "1"
     assert last["runtime_env_fields"] == "env_vars"
 
 
-def test_ray_new_output_engine_cannot_drop_the_progress_log(tmp_path: Path) -> None:
+def test_ray_new_output_engine_cannot_drop_the_progress_log(
+    probes: dict[Any, Outcome[tuple[Path, dict[str, object]]]],
+) -> None:
     """That engine discards progress callbacks; trials.jsonl (read by resume) must survive."""
-    run_probe(tmp_path, deterministic=False, extra_env={"RAY_AIR_NEW_OUTPUT": "1"})
-    events = (tmp_path / "runs" / "env" / "trials.jsonl").read_text().splitlines()
+    run_dir, _ = probes["new output engine"].result()
+    events = (run_dir / "trials.jsonl").read_text().splitlines()
     assert [json.loads(line)["event"] for line in events] == ["start", "ended"]
