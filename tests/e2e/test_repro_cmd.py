@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -51,14 +52,19 @@ def snapshot(run_dir: Path) -> dict[str, str]:
     }
 
 
+@pytest.fixture(scope="module")
+def quadratic_run(
+    ray_session: None, tmp_path_factory: pytest.TempPathFactory, run_in_process: RunInProcess
+) -> Path:
+    """:data:`QUADRATIC`, run here once; a test that changes it works on a copy."""
+    return run_in_process(tmp_path_factory.mktemp("quad"), QUADRATIC)
+
+
 def test_repro_best_trial_of_user_sweep_matches(
-    ray_session: None,
-    tmp_path: Path,
-    run_in_process: RunInProcess,
-    sweep_cli: Callable[..., subprocess.CompletedProcess[str]],
+    quadratic_run: Path, sweep_cli: Callable[..., subprocess.CompletedProcess[str]]
 ) -> None:
     """The sweep runs here; ``sweep repro`` reruns its best trial in a fresh process and Ray."""
-    run_dir = run_in_process(tmp_path, QUADRATIC)
+    run_dir = quadratic_run
     before = snapshot(run_dir)
     best = json.loads((run_dir / "best_config.json").read_text())["trial_id"]
 
@@ -89,9 +95,10 @@ def test_unknown_trial_is_an_input_error(tmp_path: Path) -> None:
 
 
 def test_tampered_metric_is_a_mismatch(
-    ray_session: None, tmp_path: Path, run_in_process: RunInProcess
+    ray_session: None, tmp_path: Path, quadratic_run: Path
 ) -> None:
-    run_dir = run_in_process(tmp_path, QUADRATIC)
+    run_dir = tmp_path / "quad"
+    shutil.copytree(quadratic_run, run_dir)
     results_path = run_dir / "results.json"
     data = json.loads(results_path.read_text())
     trial = data["trials"][1]
