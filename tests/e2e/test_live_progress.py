@@ -3,22 +3,26 @@
 In tmux (Debian's ``tmux``, installed here when missing) the pane, read with
 ``capture-pane``, shows the counts, the best so far and the timing while trials
 run and when they are done; in a pipe the same run prints one plain line per
-trial, heartbeat lines while trials run, and no terminal control codes.
+trial, heartbeat lines while trials run, and no terminal control codes. The two
+runs go at once (see :func:`runs`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from e2e_helpers import Outcome, debian_tool, together
 
 REPO = Path(__file__).resolve().parents[2]
 TRIALS = 6
@@ -35,25 +39,6 @@ SWEEP = {
 RAY_TABLES = ("Trial status", "Current time:", "Logical resource usage")  # Ray's own output
 
 
-def tmux() -> str:
-    """Debian's tmux, installed with apt-get when missing (skip when that fails)."""
-    found = shutil.which("tmux")
-    if found:
-        return found
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        pytest.skip("tmux is not installed and apt-get cannot install it (not root)")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    install = ["apt-get", "install", "-y", "-q", "tmux"]
-    done = subprocess.run(install, env=env, capture_output=True, text=True, timeout=600)
-    if done.returncode != 0:
-        subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, timeout=600)
-        done = subprocess.run(install, env=env, capture_output=True, text=True, timeout=600)
-    found = shutil.which("tmux")
-    if done.returncode != 0 or not found:
-        pytest.skip(f"apt-get install tmux failed: {done.stderr.strip()[-300:]}")
-    return found
-
-
 def sweep_command(tmp_path: Path) -> list[str]:
     config = tmp_path / "live.json"
     config.write_text(json.dumps(SWEEP))
@@ -61,16 +46,39 @@ def sweep_command(tmp_path: Path) -> list[str]:
             "--storage", str(tmp_path / "runs"), "--no-dashboard"]  # fmt: skip
 
 
-@pytest.fixture
-def tmux_server(tmp_path: Path) -> Iterator[list[str]]:
-    """``tmux -L <own socket>``: a server of this test's own, killed at the end."""
-    binary = tmux()
-    base = [binary, "-L", f"raysweep-test-{os.getpid()}"]
-    yield base
-    subprocess.run([*base, "kill-server"], capture_output=True, timeout=30)
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[Any, Outcome[None]]]:
+    """Both runs at once: what each checks holds however long its trials take."""
+    started = together(
+        {
+            name: functools.partial(scenario, tmp_path_factory.mktemp(name))
+            for name, scenario in (("terminal", live_display), ("pipe", plain_lines))
+        }
+    )
+    yield started
+    for outcome in started.values():
+        with contextlib.suppress(BaseException):  # a failure is its test's to report
+            outcome.result()  # none outlives the module
 
 
-def test_live_display_in_a_terminal(tmux_server: list[str], tmp_path: Path) -> None:
+def test_live_display_in_a_terminal(runs: dict[Any, Outcome[None]]) -> None:
+    runs["terminal"].result()
+
+
+def test_plain_lines_and_heartbeats_in_a_pipe(runs: dict[Any, Outcome[None]]) -> None:
+    runs["pipe"].result()
+
+
+def live_display(tmp_path: Path) -> None:
+    """``tmux -L <own socket>``: a server of this run's own, killed at the end."""
+    tmux_server = [debian_tool("tmux"), "-L", f"raysweep-test-{os.getpid()}"]
+    try:
+        check_live_display(tmux_server, tmp_path)
+    finally:
+        subprocess.run([*tmux_server, "kill-server"], capture_output=True, timeout=30)
+
+
+def check_live_display(tmux_server: list[str], tmp_path: Path) -> None:
     command = shlex.join(sweep_command(tmp_path))
     shell = (
         f"cd {shlex.quote(str(REPO))} && PYTHONPATH={shlex.quote(str(REPO))} {command}; "
@@ -108,7 +116,7 @@ def test_live_display_in_a_terminal(tmux_server: list[str], tmp_path: Path) -> N
     assert "━" not in log
 
 
-def test_plain_lines_and_heartbeats_in_a_pipe(tmp_path: Path) -> None:
+def plain_lines(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     env.update(PYTHONPATH=str(REPO), RAYSWEEP_HEARTBEAT_S="1", TERM="xterm")
     done = subprocess.run(
