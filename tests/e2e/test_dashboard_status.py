@@ -10,6 +10,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -139,16 +140,44 @@ def test_dashboard_on_loopback_with_token_auth_and_live_status(tmp_path: Path) -
     assert final["status"] == "completed" and final["counts"] == {"completed": 6}
 
 
-def test_no_dashboard_starts_none(tmp_path: Path) -> None:
-    proc, run = _start(tmp_path, "--no-dashboard", search={"algorithm": "random", "num_samples": 2})
+@pytest.fixture(scope="module")
+def side_runs(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[dict[str, tuple[subprocess.Popen[str], RunDir]]]:
+    """The two short runs below, started at once after the first test.
+
+    Neither checks anything timed, and they cannot clash: one starts no dashboard
+    (Ray's minimal one serves no HTTP). Each test waits for its own.
+    """
+    started = {
+        "none": _start(
+            tmp_path_factory.mktemp("none"), "--no-dashboard",
+            search={"algorithm": "random", "num_samples": 2},
+        ),
+        "beyond loopback": _start(
+            tmp_path_factory.mktemp("beyond"), "--dashboard-host", "0.0.0.0",
+            search={"algorithm": "random", "num_samples": 1},
+        ),
+    }  # fmt: skip
+    yield started
+    for proc, _ in started.values():
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def test_no_dashboard_starts_none(
+    side_runs: dict[str, tuple[subprocess.Popen[str], RunDir]],
+) -> None:
+    proc, run = side_runs["none"]
     out = _finish(proc)
     assert "dashboard_url" not in run.read_state() and "Ray dashboard" not in out
 
 
-def test_dashboard_beyond_loopback_is_warned_about(tmp_path: Path) -> None:
-    proc, run = _start(
-        tmp_path, "--dashboard-host", "0.0.0.0", search={"algorithm": "random", "num_samples": 1}
-    )
+def test_dashboard_beyond_loopback_is_warned_about(
+    side_runs: dict[str, tuple[subprocess.Popen[str], RunDir]],
+) -> None:
+    proc, run = side_runs["beyond loopback"]
     out = _finish(proc)
     assert "WARNING: the Ray dashboard listens on 0.0.0.0" in out
     assert any("0.0.0.0" in w for w in run.read_manifest()["warnings"])
