@@ -63,7 +63,7 @@ class RunOptions:
     address: str | None = None
     dashboard: bool = True
     dashboard_host: str = "127.0.0.1"
-    dashboard_port: int = 8265
+    dashboard_port: int | None = None  # None: 8265 or the next free one (Ray's own search)
     working_dir: Path | None = None  # shipped to a cluster's nodes (--working-dir)
     dry_run: bool = False
     resume: bool = False  # sweep run --resume: continue the run of the same name if it exists

@@ -180,9 +180,11 @@ def _add_dashboard_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dashboard-port",
         type=int,
-        default=8265,
+        default=None,
         metavar="PORT",
-        help="dashboard port (default 8265; the next free port when it is taken)",
+        help="dashboard port (default: 8265, or the next free one, which the dashboard "
+        "finds itself, so sweeps started at the same moment never collide; a port given "
+        "here that is taken moves to the next free one)",
     )
 
 

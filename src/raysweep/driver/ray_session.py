@@ -47,7 +47,7 @@ class RayOptions:
     num_gpus: int | None = None
     include_dashboard: bool = True
     dashboard_host: str = "127.0.0.1"
-    dashboard_port: int = 8265
+    dashboard_port: int | None = None  # None: Ray's dashboard binds 8265 or the next free port
     env_vars: Mapping[str, str] = field(default_factory=dict)
     # on a cluster only: the user's code and a directory that travel to every node
     py_modules: tuple[str, ...] = ()
@@ -95,7 +95,7 @@ def start_ray(options: RayOptions) -> RayInfo:
 
     A Ray this process is already connected to is used as it is. A local Ray
     starts the dashboard unless told not to, on ``dashboard_port`` or the next
-    free port.
+    free port (without one, Ray's dashboard finds 8265 or the next free port itself).
     """
     import ray
 
@@ -125,8 +125,11 @@ def start_ray(options: RayOptions) -> RayInfo:
                 os.environ.setdefault(key, value)
             environment = dict(os.environ)
             _started_here = True  # set first: a signal during init still shuts it down
+            # No port: the dashboard itself binds 8265 or one of the next 50, which
+            # never races another sweep starting at the same moment (a port found
+            # free here can be taken before the dashboard binds it).
             port = options.dashboard_port
-            if options.include_dashboard:
+            if options.include_dashboard and port is not None:
                 port = free_port(options.dashboard_host, port)
             context = ray.init(
                 address="local",  # our own Ray, never one another process left running
