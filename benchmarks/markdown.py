@@ -197,13 +197,36 @@ def render_targets(results: list[dict[str, Any]]) -> str:
 
 
 def update_targets(path: Path, results: list[dict[str, Any]]) -> None:
-    """Replace (or add, after the title) the targets summary in ``path``."""
+    """Replace (or add, after the title) the targets summary in ``path``.
+
+    Rows of benchmarks without a result here (their JSON is git-ignored, so a fresh
+    checkout has none) are kept as they were; the others are replaced in place.
+    """
     text = path.read_text(encoding="utf-8") if path.is_file() else "# raysweep benchmarks\n"
-    table = render_targets(results)
     pattern = re.compile(r"<!-- bench:targets:start -->.*?<!-- bench:targets:end -->", re.DOTALL)
-    if pattern.search(text):
+    found = pattern.search(text)
+    fresh = render_targets(results).splitlines()
+    head, rows, tail = fresh[:3], fresh[3:-1], fresh[-1:]
+    titles = {r.get("title", r["benchmark"]) for r in results}
+    if found:
+        kept: list[str] = []
+        placed = False
+        for line in found.group(0).splitlines()[3:-1]:
+            if _row_title(line) not in titles:
+                kept.append(line)
+            elif not placed:  # the refreshed rows go where the old ones were
+                kept.extend(rows)
+                placed = True
+        rows = kept if placed else kept + rows
+    table = "\n".join([*head, *rows, *tail])
+    if found:
         text = pattern.sub(lambda _m: table, text, count=1)
     else:
-        head, sep, rest = text.partition("\n")
-        text = f"{head}{sep}\n{table}\n{rest}"
+        first, sep, rest = text.partition("\n")
+        text = f"{first}{sep}\n{table}\n{rest}"
     path.write_text(text, encoding="utf-8")
+
+
+def _row_title(line: str) -> str:
+    """The benchmark title in a targets-table row (its first cell)."""
+    return line.strip().strip("|").split("|", 1)[0].strip()
