@@ -45,7 +45,9 @@ def main(argv: list[str] | None = None) -> int:
 
     trainable = _load(args.trainable)
     ray_start = time.time()
-    ray.init(num_cpus=args.cpus)
+    # A Ray of its own, as sweep run starts: a plain ray.init() joins any Ray already
+    # running on the machine (another sweep, a test run) and then refuses num_cpus.
+    ray.init(address="local", num_cpus=args.cpus)
     ray_end = time.time()
     space: dict[str, Any] = {"x": tune.uniform(0.0, 1.0)}
     if args.sleep_s is not None:
