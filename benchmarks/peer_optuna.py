@@ -206,7 +206,7 @@ def run(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m benchmarks.peer_optuna [--quick] [--repeats N] [--workloads a,b]``."""
-    from benchmarks.cli import parser, refresh_markdown, run_one
+    from benchmarks.cli import parser, run_and_report
 
     p = parser(__doc__.splitlines()[0])
     known = ", ".join(WORKLOADS)
@@ -217,21 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         p.error(f"unknown workload(s) {unknown}; known: {', '.join(WORKLOADS)}")
     extra = ["--workloads", ",".join(chosen)] if chosen else []
-    result = run_one(
-        NAME,
-        lambda **kw: run(workloads=chosen, **kw),
-        quick=args.quick,
-        repeats=args.repeats,
-        results_dir=args.results_dir,
-        trials=args.trials,
-        extra_args=extra,
-    )
-    if not args.quick and not args.no_md:
-        refresh_markdown(args.markdown, args.results_dir, [result])
-    from benchmarks.markdown import render_summary
-
-    print(render_summary(result))
-    return 0
+    return run_and_report(NAME, lambda **kw: run(workloads=chosen, **kw), args, extra)
 
 
 if __name__ == "__main__":
