@@ -8,6 +8,7 @@ import contextlib
 import json
 import os
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -386,10 +387,14 @@ def console(argv: Sequence[str] | None = None) -> None:
 
     Once a sweep is done, the interpreter's own teardown (finalizers of Ray,
     scikit-learn and the GBM libraries' modules) takes 1-2 s more. Every file
-    raysweep writes is closed by then, so the exit handlers are run, the standard
-    streams flushed, and the process ends without that teardown.
+    raysweep writes is closed by then, so, as the interpreter would, non-daemon
+    threads are joined and the exit handlers run; then the standard streams are
+    flushed and the process ends without the teardown.
     """
     code = main(argv)
+    for thread in threading.enumerate():  # as the interpreter would: non-daemon threads end
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more to say

@@ -8,9 +8,13 @@ import sys
 from pathlib import Path
 
 SCRIPT = """
-import atexit, sys
+import atexit, sys, threading, time
 from raysweep.cli import console
 atexit.register(lambda: print("exit handler ran", flush=False))
+def late():
+    time.sleep(1.0)
+    print("non-daemon thread finished", flush=False)
+threading.Thread(target=late).start()
 sys.stdout.write("buffered line without newline")
 console(sys.argv[1:])
 print("never printed: console() does not return")
@@ -34,6 +38,7 @@ def test_exit_code_output_and_exit_handlers_survive_the_prompt_exit(tmp_path: Pa
     assert proc.returncode == 2, proc.stderr
     assert "buffered line without newline" in proc.stdout  # flushed before the exit
     assert "exit handler ran" in proc.stdout
+    assert "non-daemon thread finished" in proc.stdout  # joined, as the interpreter does
     assert "never printed" not in proc.stdout
     assert "metric: Field required" in proc.stderr
 
