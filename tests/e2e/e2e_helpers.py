@@ -159,15 +159,16 @@ class Outcome(Generic[T]):
     """A scenario running in a thread of its own: :meth:`result` returns what it returned
     or raises what it raised (an assertion of the scenario fails the test that asks)."""
 
-    def __init__(self, scenario: Callable[[], T]) -> None:
+    def __init__(self, scenario: Callable[[], T], slots: threading.Semaphore | None = None) -> None:
         self._value: T | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(scenario,), daemon=True)
+        self._thread = threading.Thread(target=self._run, args=(scenario, slots), daemon=True)
         self._thread.start()
 
-    def _run(self, scenario: Callable[[], T]) -> None:
+    def _run(self, scenario: Callable[[], T], slots: threading.Semaphore | None) -> None:
         try:
-            self._value = scenario()
+            with slots or contextlib.nullcontext():
+                self._value = scenario()
         except BaseException as exc:  # pytest's fail and skip too: re-raised by result()
             self._error = exc
 
@@ -180,10 +181,22 @@ class Outcome(Generic[T]):
         return self._value  # type: ignore[return-value]
 
 
-def together(scenarios: Mapping[Any, Callable[[], T]]) -> dict[Any, Outcome[T]]:
-    """Start every scenario at once, each in a thread; their outcomes by key.
+def together(
+    scenarios: Mapping[Any, Callable[[], T]], at_once: int | None = None
+) -> dict[Any, Outcome[T]]:
+    """Start the scenarios, each in a thread, ``at_once`` at a time (default: all);
+    their outcomes by key.
 
     For scenarios whose timing does not matter to what they check: they share the
     machine's cores, so each takes longer, all together less.
     """
-    return {key: Outcome(scenario) for key, scenario in scenarios.items()}
+    slots = threading.Semaphore(at_once) if at_once else None
+    return {key: Outcome(scenario, slots) for key, scenario in scenarios.items()}
+
+
+def settle(outcomes: Mapping[Any, Outcome[Any]]) -> None:
+    """Wait for every scenario (a fixture's teardown: none outlives it); a failure is
+    left to the test that asks for its outcome."""
+    for outcome in outcomes.values():
+        with contextlib.suppress(BaseException):
+            outcome.result()

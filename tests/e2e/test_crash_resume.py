@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import CRASH_CONFIG, Outcome, Sweeps, crash_config, free_port, together
+from e2e_helpers import CRASH_CONFIG, Outcome, Sweeps, crash_config, free_port, settle, together
 
 pytestmark = pytest.mark.slow
 
@@ -312,9 +312,7 @@ def checkpointing_runs(
         }
     )
     yield runs
-    for outcome in runs.values():
-        with contextlib.suppress(BaseException):
-            outcome.result()  # none outlives the module
+    settle(runs)
 
 
 @pytest.mark.parametrize("frequency", FREQUENCIES)

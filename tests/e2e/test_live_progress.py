@@ -9,7 +9,6 @@ runs go at once (see :func:`runs`).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import os
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import Outcome, debian_tool, together
+from e2e_helpers import Outcome, debian_tool, settle, together
 
 REPO = Path(__file__).resolve().parents[2]
 TRIALS = 6
@@ -56,9 +55,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[Any, Outcome
         }
     )
     yield started
-    for outcome in started.values():
-        with contextlib.suppress(BaseException):  # a failure is its test's to report
-            outcome.result()  # none outlives the module
+    settle(started)
 
 
 def test_live_display_in_a_terminal(runs: dict[Any, Outcome[None]]) -> None:

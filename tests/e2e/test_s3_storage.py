@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import CRASH_CONFIG, Outcome, Sweeps, free_port, together
+from e2e_helpers import CRASH_CONFIG, Outcome, Sweeps, free_port, settle, together
 
 REPO = Path(__file__).resolve().parents[2]
 BUCKET = "sweeps"
@@ -297,9 +297,7 @@ def scenarios(
         }
     )
     yield runs
-    for outcome in runs.values():
-        with contextlib.suppress(BaseException):
-            outcome.result()  # none outlives the S3 server
+    settle(runs)
 
 
 def test_killed_sweep_resumes_from_the_bucket_with_exactly_num_samples_trials(

@@ -7,7 +7,6 @@ the default port free, and the second dashboard then fails.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import os
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import Outcome, free_ports, together
+from e2e_helpers import Outcome, free_ports, settle, together
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -71,9 +70,7 @@ def probes(
         }
     )
     yield runs
-    for outcome in runs.values():
-        with contextlib.suppress(BaseException):  # a failure is its test's to report
-            outcome.result()  # none outlives the module
+    settle(runs)
 
 
 def test_local_workers_start_with_the_run_environment_and_no_runtime_env(
