@@ -8,17 +8,20 @@ trial's own failure is recorded whole while the other trials finish.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e_helpers import Outcome, free_port, settle, together
 
 REPO = Path(__file__).resolve().parents[2]
 SWEEP = Path(sys.executable).with_name("sweep")
@@ -26,12 +29,20 @@ GBM_ARGS = {"dataset": "breast_cancer", "num_boost_round": 5}
 INT = {"type": "int", "low": 2, "high": 6}
 
 
-@pytest.fixture
-def ray_tmp() -> Iterator[Path]:
+@contextlib.contextmanager
+def new_ray_tmp() -> Iterator[Path]:
     """A short RAY_TMPDIR that does not exist yet (Ray creates it when it starts)."""
     parent = Path(tempfile.mkdtemp(prefix="rsw", dir="/tmp"))
-    yield parent / "ray"
-    shutil.rmtree(parent, ignore_errors=True)
+    try:
+        yield parent / "ray"
+    finally:
+        shutil.rmtree(parent, ignore_errors=True)
+
+
+@pytest.fixture
+def ray_tmp() -> Iterator[Path]:
+    with new_ray_tmp() as path:
+        yield path
 
 
 def sweep(
@@ -116,10 +127,33 @@ ROWS: dict[str, tuple[str, dict[str, Any], dict[str, Any] | None, list[str]]] = 
 }  # fmt: skip
 
 
+@pytest.fixture(scope="module")
+def bad_rows(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[Any, Outcome[None]]]:
+    """Every row checked, two rows at a time (each is two short CPU-bound processes)."""
+    outcomes = together(
+        {
+            row: functools.partial(check_bad_row, row, tmp_path_factory.mktemp("row"))
+            for row in sorted(ROWS)
+        },
+        at_once=2,
+    )
+    yield outcomes
+    settle(outcomes)
+
+
 @pytest.mark.parametrize("row", sorted(ROWS))
 def test_bad_parameter_exits_2_writes_nothing_starts_no_ray(
-    row: str, tmp_path: Path, ray_tmp: Path
+    bad_rows: dict[Any, Outcome[None]], row: str
 ) -> None:
+    bad_rows[row].result()
+
+
+def check_bad_row(row: str, tmp_path: Path) -> None:
+    with new_ray_tmp() as ray_tmp:
+        check_bad_row_with(row, tmp_path, ray_tmp)
+
+
+def check_bad_row_with(row: str, tmp_path: Path, ray_tmp: Path) -> None:
     trainable, space, args, expected = ROWS[row]
     path = tmp_path / "sweep.json"
     path.write_text(json.dumps(config(trainable, space, args)))
@@ -149,7 +183,10 @@ def run_to_end(tmp_path: Path, ray_tmp: Path, data: dict[str, Any], pythonpath: 
     path = tmp_path / "sweep.json"
     path.write_text(json.dumps(data))
     runs = tmp_path / "runs"
-    proc = sweep("run", "--config", str(path), "--storage", str(runs), cwd=tmp_path,
+    # the two runs below go at once: a dashboard port each (two local Rays starting
+    # together may both find the default port free, and the second one's then fails)
+    proc = sweep("run", "--config", str(path), "--storage", str(runs),
+                 "--dashboard-port", str(free_port()), cwd=tmp_path,
                  ray_tmp=ray_tmp, pythonpath=pythonpath)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert ray_tmp.exists()  # the other tests' check for "no Ray" means something
@@ -160,10 +197,41 @@ def trials(run_dir: Path) -> list[dict[str, Any]]:
     return list(json.loads((run_dir / "results.json").read_text())["trials"])
 
 
+@pytest.fixture(scope="module")
+def runs_to_end(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[Any, Outcome[None]]]:
+    """The two runs with a failing trial, at once: nothing they check is timed."""
+
+    def scenario(check: Callable[[Path, Path], None]) -> Callable[[], None]:
+        def run() -> None:
+            with new_ray_tmp() as ray_tmp:
+                check(tmp_path_factory.mktemp("run"), ray_tmp)
+
+        return run
+
+    outcomes = together(
+        {
+            "catboost": scenario(catboost_runtime_error_is_recorded),
+            "two arguments": scenario(two_argument_exception_is_recorded),
+        }
+    )
+    yield outcomes
+    settle(outcomes)
+
+
 def test_catboost_runtime_error_is_recorded_and_others_finish(
-    tmp_path: Path, ray_tmp: Path
+    runs_to_end: dict[Any, Outcome[None]],
 ) -> None:
     """nan_mode Forbidden passes the check (the tiny data has no NaN) and fails on the real data."""
+    runs_to_end["catboost"].result()
+
+
+def test_two_argument_exception_is_recorded_with_its_message(
+    runs_to_end: dict[Any, Outcome[None]],
+) -> None:
+    runs_to_end["two arguments"].result()
+
+
+def catboost_runtime_error_is_recorded(tmp_path: Path, ray_tmp: Path) -> None:
     rows = ["a,b,c,target"]
     for i in range(60):
         a = "" if i % 7 == 0 else str(i % 11 / 10)
@@ -210,7 +278,7 @@ def fit(config):
 """
 
 
-def test_two_argument_exception_is_recorded_with_its_message(tmp_path: Path, ray_tmp: Path) -> None:
+def two_argument_exception_is_recorded(tmp_path: Path, ray_tmp: Path) -> None:
     code = tmp_path / "code"
     code.mkdir()
     (code / "badmod.py").write_text(BAD_MODULE)
