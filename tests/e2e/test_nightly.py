@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e_helpers import Outcome, settle
 
 from raysweep.rundir import RunDir
 
@@ -201,8 +202,10 @@ class TwoNights:
 
 @pytest.fixture(scope="module")
 def two_nights(
-    tmp_path_factory: pytest.TempPathFactory, ray_tmp: str, receiver: Receiver
+    tmp_path_factory: pytest.TempPathFactory, ray_tmp: str, receiver: Receiver, killed: Killed
 ) -> Iterator[TwoNights]:
+    """Two nights in a row. The timed part of :func:`killed` goes first, alone; the
+    night after it (untimed) runs alongside these two (it notifies no one)."""
     work = tmp_path_factory.mktemp("two_nights")
     group = Nights(work, ray_tmp, settings={"SWEEP_NOTIFY_URL": receiver.url})
     sweep_config(work, num_samples=3)
@@ -296,6 +299,10 @@ class Killed:
     nights: Nights
     second: tuple[int, str, float]
     run: RunDir
+    runs_after_overlap: int  # run directories once night B has exited and A is killed
+    history_after_overlap: bool  # whether history.jsonl existed then
+    status_after_kill: str  # the run's effective status before the night after
+    night_after: Outcome[tuple[int, str]]  # that night, running in the background
 
 
 def wait_for_lock(path: Path, timeout: float = 60) -> None:
@@ -316,7 +323,11 @@ def wait_for_lock(path: Path, timeout: float = 60) -> None:
 
 @pytest.fixture(scope="module")
 def killed(tmp_path_factory: pytest.TempPathFactory, ray_tmp: str) -> Iterator[Killed]:
-    """Night A runs; night B starts while A holds the lock; then A is SIGKILLed mid-run."""
+    """Night A runs; night B starts while A holds the lock; then A is SIGKILLed mid-run.
+
+    What the tests check of that moment is recorded; then the night after starts in
+    the background (its tests wait for it).
+    """
     work = tmp_path_factory.mktemp("killed")
     group = Nights(work, ray_tmp)
     sweep_config(work, num_samples=4, sleep_s=1.0)
@@ -337,7 +348,15 @@ def killed(tmp_path_factory: pytest.TempPathFactory, ray_tmp: str) -> Iterator[K
     second = (code, out, time.monotonic() - began)
     kill_group(first)
     wait_for_lock(group.log_dir / ".nightly.lock")  # the killed processes finish dying
-    yield Killed(group, second, run)
+    runs_after_overlap = len(group.runs())
+    history_after_overlap = (group.log_dir / "history.jsonl").exists()
+    status_after_kill = run.effective_status()
+    night_after = Outcome(group.run)
+    yield Killed(
+        group, second, run, runs_after_overlap, history_after_overlap, status_after_kill,
+        night_after,
+    )  # fmt: skip
+    settle({"night after": night_after})
     group.close()
 
 
@@ -346,14 +365,14 @@ def test_an_overlapping_night_exits_0_at_once_and_runs_nothing(killed: Killed) -
     assert code == 0, out
     assert took < 10
     assert "another night is still running (pid" in out
-    assert len(killed.nights.runs()) == 1  # exactly one sweep
-    assert not (killed.nights.log_dir / "history.jsonl").exists()
+    assert killed.runs_after_overlap == 1  # exactly one sweep
+    assert not killed.history_after_overlap
 
 
 def test_the_night_after_a_sigkill_resumes_that_run(killed: Killed) -> None:
     group, run = killed.nights, killed.run
-    assert run.effective_status() == "crashed"
-    code, out = group.run()
+    assert killed.status_after_kill == "crashed"
+    code, out = killed.night_after.result()
     assert code == 0, out
     assert f"resuming the unfinished run {Path('sweep_logs') / run.name}" in out
     assert group.runs() == [run]  # no new run directory
