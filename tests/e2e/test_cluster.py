@@ -73,9 +73,12 @@ def project(tmp_path: Path) -> Path:
     return proj
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[dict[str, Any]]:
-    """Two Ray nodes with one CPU each, on 127.0.0.1, dashboard (Jobs API) on a free port."""
+@pytest.fixture(scope="module", autouse=True)
+def cluster_process() -> Iterator[subprocess.Popen[str]]:
+    """Two Ray nodes with one CPU each, on 127.0.0.1, dashboard (Jobs API) on a free port.
+
+    Started before the first test, which needs no cluster and runs while it comes up.
+    """
     from raysweep.driver.ray_session import free_port
 
     port = free_port("127.0.0.1", 8400)
@@ -85,17 +88,23 @@ def cluster() -> Iterator[dict[str, Any]]:
         start_new_session=True,
     )  # fmt: skip
     assert proc.stdout is not None and proc.stdin is not None
-    line = proc.stdout.readline()
-    if not line:
-        proc.kill()
-        pytest.fail("the test cluster did not start")
-    info = json.loads(line)
-    yield info
+    yield proc
     proc.stdin.close()
     try:
         proc.wait(timeout=60)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def cluster(cluster_process: subprocess.Popen[str]) -> dict[str, Any]:
+    """The cluster's address, dashboard port and node ids, once both nodes are up."""
+    assert cluster_process.stdout is not None
+    line = cluster_process.stdout.readline()
+    if not line:
+        cluster_process.kill()
+        pytest.fail("the test cluster did not start")
+    return dict(json.loads(line))
 
 
 def _sweep(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
