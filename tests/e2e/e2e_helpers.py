@@ -69,15 +69,6 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def free_ports(count: int) -> list[int]:
-    """``count`` distinct free ports (all probed at once, so none repeats)."""
-    with contextlib.ExitStack() as stack:
-        probes = [stack.enter_context(socket.socket()) for _ in range(count)]
-        for probe in probes:
-            probe.bind(("127.0.0.1", 0))
-        return [int(probe.getsockname()[1]) for probe in probes]
-
-
 def kill_group(proc: subprocess.Popen[str]) -> None:
     """SIGKILL a process started in its own session and everything in its group
     (a `sweep` driver and its Ray: a whole-tree crash), then reap it."""

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import Outcome, free_port, settle, together
+from e2e_helpers import Outcome, settle, together
 
 REPO = Path(__file__).resolve().parents[2]
 SWEEP = Path(sys.executable).with_name("sweep")
@@ -183,10 +183,7 @@ def run_to_end(tmp_path: Path, ray_tmp: Path, data: dict[str, Any], pythonpath: 
     path = tmp_path / "sweep.json"
     path.write_text(json.dumps(data))
     runs = tmp_path / "runs"
-    # the two runs below go at once: a dashboard port each (two local Rays starting
-    # together may both find the default port free, and the second one's then fails)
-    proc = sweep("run", "--config", str(path), "--storage", str(runs),
-                 "--dashboard-port", str(free_port()), cwd=tmp_path,
+    proc = sweep("run", "--config", str(path), "--storage", str(runs), cwd=tmp_path,
                  ray_tmp=ray_tmp, pythonpath=pythonpath)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert ray_tmp.exists()  # the other tests' check for "no Ray" means something

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import CRASH_CONFIG, Outcome, Sweeps, crash_config, free_port, settle, together
+from e2e_helpers import CRASH_CONFIG, Outcome, Sweeps, crash_config, settle, together
 
 pytestmark = pytest.mark.slow
 
@@ -84,17 +84,14 @@ def snapshot(run_dir: Path) -> dict[str, tuple[int, bytes]]:
 class Baseline:
     """An uninterrupted run with the same config and seed, started in the background.
 
-    It runs alongside the first test's drivers (nothing it checks depends on timing)
-    with a dashboard port of its own: two local Rays starting at once may both find
-    the default port free, and the second dashboard then fails.
+    It runs alongside the first test's drivers: nothing it checks depends on timing.
     """
 
     def __init__(self, tmp: Path) -> None:
         self.sweeps = Sweeps(tmp)
         self.proc = self.sweeps.start(
-            "run", "--config", str(crash_config(tmp / "c.json")), "--storage", str(tmp / "runs"),
-            "--dashboard-port", str(free_port()),
-        )  # fmt: skip
+            "run", "--config", str(crash_config(tmp / "c.json")), "--storage", str(tmp / "runs")
+        )
         self.run_dir = tmp / "runs" / "crash"
 
     @functools.cached_property
@@ -330,8 +327,7 @@ def test_checkpointing_trial_continues_from_its_checkpoint_after_kill(
 def killed_checkpointing_trial_resumes(tmp_path: Path, frequency: int) -> None:
     """One checkpointing trial, killed with its tree, repaired as in the worst case, resumed.
 
-    Its timing does not matter to what it checks, so the frequencies run at once;
-    each run and resume has a dashboard port of its own (see :class:`Baseline`).
+    Its timing does not matter to what it checks, so the frequencies run at once.
     """
     drivers = Sweeps(tmp_path)
     try:
@@ -353,10 +349,7 @@ def check_killed_checkpointing_trial_resumes(
         checkpoint={"frequency": frequency, "num_to_keep": 2},
     )
     run_dir = tmp_path / "runs" / "ckpt"
-    proc = drivers.start(
-        "run", "--config", str(config), "--storage", str(tmp_path / "runs"),
-        "--dashboard-port", str(free_port()),
-    )  # fmt: skip
+    proc = drivers.start("run", "--config", str(config), "--storage", str(tmp_path / "runs"))
 
     def checkpoints() -> int:
         found = [int(p.name.split("_")[1]) for p in run_dir.glob("tune/trial_*/checkpoint_*")]
@@ -399,7 +392,7 @@ def check_killed_checkpointing_trial_resumes(
         if name not in state and name != keep
     )
     shutil.copytree(trial_dir / keep, trial_dir / untracked)
-    code, out = drivers.run("resume", str(run_dir), "--dashboard-port", str(free_port()))
+    code, out = drivers.run("resume", str(run_dir))
     assert code == 0, out
     assert "1 checkpoint(s) it no longer tracks deleted" in out, out
     assert len(list(trial_dir.glob("checkpoint_*"))) == 2  # num_to_keep

@@ -6,9 +6,7 @@ with exit 15. A real process, a real signal, then a real resume.
 
 The signalled runs go one at a time with nothing else running, so each signal
 lands where its delay says; their resumes are not timed and run all at once
-afterwards. Every run and resume starts its dashboard on a free port of its own:
-two local Rays starting at once (these resumes, or another Ray on the machine)
-may both find the default port free and the second dashboard then fails.
+afterwards (each local Ray's dashboard finds a free port of its own).
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from e2e_helpers import Sweeps, free_port, free_ports
+from e2e_helpers import Sweeps
 
 from raysweep.rundir import RunDir
 
@@ -74,10 +72,7 @@ def interrupted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[float
             config = tmp / "sweep.json"
             config.write_text(json.dumps(CONFIG))
             case = cases[after_s] = Interrupted(RunDir(tmp / "runs" / "sigterm"))
-            proc = sweeps.start(
-                "run", "--config", str(config), "--storage", str(tmp / "runs"),
-                "--dashboard-port", str(free_port()),
-            )  # fmt: skip
+            proc = sweeps.start("run", "--config", str(config), "--storage", str(tmp / "runs"))
             time.sleep(after_s)
             if proc.poll() is not None:
                 case.ended_early = sweeps.output(proc)
@@ -86,10 +81,7 @@ def interrupted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[float
             case.code, case.output = finish(sweeps, proc, 90)
             case.state = case.run.read_state()
         resumable = [c for c in cases.values() if c.code == 130]
-        resumes = [
-            sweeps.start("resume", str(c.run.path), "--dashboard-port", str(port))
-            for c, port in zip(resumable, free_ports(len(resumable)), strict=True)
-        ]
+        resumes = [sweeps.start("resume", str(c.run.path)) for c in resumable]
         for case, resume in zip(resumable, resumes, strict=True):
             case.resume_code, case.resume_output = finish(sweeps, resume, 240)
         yield cases

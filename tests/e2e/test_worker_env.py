@@ -1,8 +1,6 @@
 """The environment a run sets: what trial workers start with, and Ray settings it needs.
 
-The three probe runs start at once (nothing they check depends on timing), each
-with a dashboard port of its own: two local Rays starting together may both find
-the default port free, and the second dashboard then fails.
+The three probe runs start at once: nothing they check depends on timing.
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import Outcome, free_ports, settle, together
+from e2e_helpers import Outcome, settle, together
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -30,7 +28,7 @@ PROBES: dict[str, tuple[bool, dict[str, str]]] = {
 
 
 def run_probe(
-    tmp_path: Path, deterministic: bool, extra_env: dict[str, str], dashboard_port: int
+    tmp_path: Path, deterministic: bool, extra_env: dict[str, str]
 ) -> tuple[Path, dict[str, object]]:
     """The run directory and the last result of a one-trial probe run."""
     config = {
@@ -48,8 +46,7 @@ def run_probe(
     env.pop("CUBLAS_WORKSPACE_CONFIG", None)
     env.update(extra_env)
     proc = subprocess.run(
-        [sys.executable, "-m", "raysweep.cli", "run", "--config", str(path), "--storage", "runs",
-         "--dashboard-port", str(dashboard_port)],
+        [sys.executable, "-m", "raysweep.cli", "run", "--config", str(path), "--storage", "runs"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -62,11 +59,10 @@ def run_probe(
 def probes(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[dict[Any, Outcome[tuple[Path, dict[str, object]]]]]:
-    ports = free_ports(len(PROBES))
     runs = together(
         {
-            name: functools.partial(run_probe, tmp_path_factory.mktemp("env"), *probe, port)
-            for (name, probe), port in zip(PROBES.items(), ports, strict=True)
+            name: functools.partial(run_probe, tmp_path_factory.mktemp("env"), *probe)
+            for name, probe in PROBES.items()
         }
     )
     yield runs
