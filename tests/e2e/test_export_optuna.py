@@ -7,7 +7,6 @@ import io
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from typing import Any
 
 import optuna
 import pytest
+from e2e_helpers import free_port
 
 from raysweep import api
 from raysweep.rundir import RunDir
@@ -58,12 +58,6 @@ def sweep(*args: str) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-m", "raysweep.cli", *args],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def get_json(url: str, timeout_s: float = 60) -> Any:

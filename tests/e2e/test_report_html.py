@@ -15,7 +15,6 @@ import io
 import json
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e_helpers import debian_tool
 
 from raysweep import api
 from raysweep.rundir import RunDir
@@ -46,25 +46,6 @@ CHECK_PLOTS = """JSON.stringify(Array.from(document.querySelectorAll('section'))
    paths:Array.from(p.querySelectorAll('svg path')).filter(function(e){
     return (e.getAttribute('d')||'').length>10}).length,
    inked:Array.from(p.querySelectorAll('canvas')).map(inked)}})}}))"""
-
-
-def chromium() -> str:
-    """Debian's chromium, installed with apt-get when missing (skip when that fails)."""
-    found = shutil.which("chromium")
-    if found:
-        return found
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        pytest.skip("chromium is not installed and apt-get cannot install it (not root)")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    install = ["apt-get", "install", "-y", "-q", "chromium"]
-    done = subprocess.run(install, env=env, capture_output=True, text=True, timeout=900)
-    if done.returncode != 0:
-        subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, timeout=600)
-        done = subprocess.run(install, env=env, capture_output=True, text=True, timeout=900)
-    found = shutil.which("chromium")
-    if done.returncode != 0 or not found:
-        pytest.skip(f"apt-get install chromium failed: {done.stderr.strip()[-300:]}")
-    return found
 
 
 class DeadProxy:
@@ -184,7 +165,7 @@ def extended_run(ray_session: None, tmp_path_factory: pytest.TempPathFactory) ->
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Browser, DeadProxy]]:
-    binary = chromium()
+    binary = debian_tool("chromium")  # installed with apt-get when missing
     pytest.importorskip("websocket", reason="websocket-client drives Chromium (raysweep[dev])")
     proxy = DeadProxy()
     browser = Browser(binary, tmp_path_factory.mktemp("chromium-profile"), proxy.port)
