@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import atexit
-import contextlib
 import json
-import os
 import sys
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -383,23 +379,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def console(argv: Sequence[str] | None = None) -> None:
-    """The ``sweep`` console script: :func:`main`, then a prompt exit.
+    """The ``sweep`` console script: :func:`main`, then a prompt exit (``prompt_exit``)."""
+    from raysweep.prompt_exit import exit_now
 
-    Once a sweep is done, the interpreter's own teardown (finalizers of Ray,
-    scikit-learn and the GBM libraries' modules) takes 1-2 s more. Every file
-    raysweep writes is closed by then, so, as the interpreter would, non-daemon
-    threads are joined and the exit handlers run; then the standard streams are
-    flushed and the process ends without the teardown.
-    """
-    code = main(argv)
-    for thread in threading.enumerate():  # as the interpreter would: non-daemon threads end
-        if thread is not threading.current_thread() and not thread.daemon:
-            thread.join()
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more to say
-            stream.flush()
-    os._exit(code)
+    exit_now(main(argv))
 
 
 def _stop_own_ray() -> None:

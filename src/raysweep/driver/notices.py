@@ -1,8 +1,15 @@
-"""Lines a run prints before it starts: where trials pause, and settings that defeat themselves."""
+"""Lines a run prints before it starts: where trials pause, settings that defeat
+themselves, and where the dashboard is."""
 
 from __future__ import annotations
 
+import getpass
+import socket
+
 from raysweep.config.schema import HyperbandScheduler, SweepSpec
+from raysweep.driver.ray_session import RayInfo
+from raysweep.rundir import RunDir
+from raysweep.runlog import RunLog
 from raysweep.schedulers.hyperband import hyperband_largest_bracket
 from raysweep.trainables.builtins import BUILTIN_TRAINABLES
 from raysweep.tuner.build import pause_points
@@ -61,3 +68,35 @@ def hyperband_searcher_warning(spec: SweepSpec) -> str | None:
         "learns nothing from them (random search in effect); use the asha scheduler "
         f"to let {spec.search.algorithm} learn from the trials that finish"
     )
+
+
+def dashboard_warning(host: str) -> str:
+    """The warning for a dashboard bound beyond this machine."""
+    return (
+        f"WARNING: the Ray dashboard listens on {host}, reachable from other machines: "
+        "anyone who can reach it and holds the token can submit jobs that run code here "
+        "(docs/security.md); bind 127.0.0.1 and use an SSH tunnel instead"
+    )
+
+
+def announce_dashboard(run: RunDir, ray: RayInfo, log: RunLog) -> None:
+    """Print the dashboard's URL, how to reach it and authenticate; record it in state.json."""
+    if ray.dashboard_url is None:
+        return
+    url = ray.dashboard_url
+    port = url.rsplit(":", 1)[-1].strip("/")
+    log.print(f"Ray dashboard: {url}")
+    if ray.started_here:
+        log.print(
+            f"  from another machine: ssh -N -L {port}:127.0.0.1:{port} {_user_at_host()}, "
+            f"then open http://127.0.0.1:{port}"
+        )
+    log.print(
+        "  token authentication is on: get the token with `ray get-auth-token` "
+        "(clients send 'Authorization: Bearer <token>')"
+    )
+    run.update_state(dashboard_url=url)
+
+
+def _user_at_host() -> str:
+    return f"{getpass.getuser()}@{socket.getfqdn()}"

@@ -6,10 +6,8 @@ phases (driver/phases.py); the orchestrator (api.py) only decides which.
 
 from __future__ import annotations
 
-import getpass
 import math
 import os
-import socket
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -30,11 +28,10 @@ from raysweep.driver.experiments import load_trials
 from raysweep.driver.fit import run_tuner
 from raysweep.driver.gpu_probe import resolve_gpus_auto
 from raysweep.driver.lock import RunLock
-from raysweep.driver.notices import run_notices
+from raysweep.driver.notices import announce_dashboard, dashboard_warning, run_notices
 from raysweep.driver.phases import Phase
 from raysweep.driver.progress import ProgressCallback
 from raysweep.driver.ray_session import (
-    RayInfo,
     RayOptions,
     is_loopback,
     ray_running,
@@ -116,7 +113,7 @@ def drive(
             # Ray starts even with no phase left: Ray's Trial objects need it to find files.
             with ray_session(_ray_options(spec, options)) as ray:
                 stop.check()
-                _announce_dashboard(run, ray, log)
+                announce_dashboard(run, ray, log)
                 if in_ray_job():  # Ray may remove the job's working directory under us
                     os.chdir(run.path)
                 if options.ray.address:  # a cluster: can every node read the data?
@@ -149,38 +146,6 @@ def _interrupted(run: RunDir, log: RunLog, stop: GracefulStop) -> int:
     run.mark("interrupted", exit_code=INTERRUPTED, signal=name)
     log.print(f"interrupted by {name}: state saved; continue with: sweep resume {run}")
     return INTERRUPTED
-
-
-def dashboard_warning(host: str) -> str:
-    """The warning for a dashboard bound beyond this machine."""
-    return (
-        f"WARNING: the Ray dashboard listens on {host}, reachable from other machines: "
-        "anyone who can reach it and holds the token can submit jobs that run code here "
-        "(docs/security.md); bind 127.0.0.1 and use an SSH tunnel instead"
-    )
-
-
-def _announce_dashboard(run: RunDir, ray: RayInfo, log: RunLog) -> None:
-    """Print the dashboard's URL, how to reach it and authenticate; record it in state.json."""
-    if ray.dashboard_url is None:
-        return
-    url = ray.dashboard_url
-    port = url.rsplit(":", 1)[-1].strip("/")
-    log.print(f"Ray dashboard: {url}")
-    if ray.started_here:
-        log.print(
-            f"  from another machine: ssh -N -L {port}:127.0.0.1:{port} {_user_at_host()}, "
-            f"then open http://127.0.0.1:{port}"
-        )
-    log.print(
-        "  token authentication is on: get the token with `ray get-auth-token` "
-        "(clients send 'Authorization: Bearer <token>')"
-    )
-    run.update_state(dashboard_url=url)
-
-
-def _user_at_host() -> str:
-    return f"{getpass.getuser()}@{socket.getfqdn()}"
 
 
 def _ray_options(spec: SweepSpec, options: DriveOptions) -> RayOptions:
