@@ -23,7 +23,8 @@ SCRIPT = """
 import io, json, sys
 from pathlib import Path
 import ray
-ray.init(num_cpus=int(sys.argv[3]), num_gpus=int(sys.argv[4]), include_dashboard=False,
+ray.init(address="local", num_cpus=int(sys.argv[3]), num_gpus=int(sys.argv[4]),
+         include_dashboard=False,
          log_to_driver=False)
 from raysweep import api
 code = api.run_sweep(api.RunOptions(config=Path(sys.argv[1]), storage=Path(sys.argv[2]),
