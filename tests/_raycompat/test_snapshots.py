@@ -55,6 +55,37 @@ def test_first_upload_copies_everything_then_only_what_changed(tmp_path: Path) -
     assert uploader.upload(str(source), LOCAL, str(dest)) == 2
 
 
+class RecordingFS:
+    """The local filesystem, keeping the order in which files were moved into place."""
+
+    type_name = "local"
+
+    def __init__(self) -> None:
+        self.landed: list[str] = []
+
+    def create_dir(self, path: str, recursive: bool = True) -> None:
+        LOCAL.create_dir(path, recursive=recursive)
+
+    def open_output_stream(self, path: str) -> Any:
+        return LOCAL.open_output_stream(path)
+
+    def move(self, src: str, dest: str) -> None:
+        LOCAL.move(src, dest)
+        self.landed.append(dest)
+
+
+def test_the_snapshot_lands_after_the_trial_rows_it_names(tmp_path: Path) -> None:
+    """A kill mid-upload must not leave a snapshot newer than the stored rows."""
+    source, dest = staging(tmp_path / "staging", trials=2), tmp_path / "run"
+    fs = RecordingFS()
+    IncrementalUploader().upload(str(source), fs, str(dest))
+    names = [Path(path).relative_to(dest).as_posix() for path in fs.landed]
+    top = [i for i, name in enumerate(names) if "/" not in name]
+    rows = [i for i, name in enumerate(names) if name.endswith("/result.json")]
+    assert len(top) == 2 and len(rows) == 2, names
+    assert max(rows) < min(top), names
+
+
 def test_a_file_replaced_with_the_same_size_is_copied_again(tmp_path: Path) -> None:
     source, dest = staging(tmp_path / "staging", trials=1), tmp_path / "run"
     uploader = IncrementalUploader()

@@ -18,7 +18,8 @@ While ``cheap_snapshots()`` is active:
   state) every time and a file in a trial's directory only when its size,
   modification time or inode changed since it was last copied, each through a
   temporary name and a rename; files whose writer appends to the run directory
-  itself (``_raycompat/trial_rows.py``) are left to it;
+  itself (``_raycompat/trial_rows.py``) are left to it; the trials' files go
+  first and the snapshot last, so the rows a stored snapshot names are stored;
 - checkpoint rotation waits for stored snapshots and forces none
   (``_raycompat/checkpoint_rotation.py``).
 """
@@ -52,30 +53,47 @@ class IncrementalUploader:
         self._lock = threading.RLock()
 
     def upload(self, local_path: str, fs: Any, fs_path: str) -> int:
-        """Copy what changed under ``local_path`` to ``fs_path`` on ``fs``; returns files copied."""
+        """Copy what changed under ``local_path`` to ``fs_path`` on ``fs``; returns files copied.
+
+        The top-level files (snapshot, searcher state) are read first and written
+        last, after the trials' files: a kill in between leaves in storage a
+        snapshot no newer than the rows it names. (The other order left, in a
+        bucket, a snapshot at a checkpoint whose rows never landed.)
+        """
         copied = self._copied.setdefault((local_path, fs_path), {})
+        files = list(_files(local_path))
+        top = [(rel, _read(source)) for rel, source in files if "/" not in rel]
         count = 0
-        for rel, source in _files(local_path):
-            try:
-                stat = os.stat(source)
-            except FileNotFoundError:
-                continue  # removed since it was listed
-            signature = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
-            top_level = "/" not in rel
-            if not top_level and copied.get(rel) == signature:
-                continue
-            dest = posixpath.join(fs_path, rel)
-            with self._lock:
-                if dest in self._direct:
-                    continue  # its writer keeps it up to date
-                try:
-                    data = Path(source).read_bytes()
-                except FileNotFoundError:
-                    continue
-                self._write(fs, dest, data)
-            copied[rel] = signature
-            count += 1
+        for rel, source in files:
+            if "/" in rel:
+                count += self._copy_trial_file(copied, rel, source, fs, fs_path)
+        for rel, data in top:
+            if data is not None:
+                self.replace(fs, posixpath.join(fs_path, rel), data)
+                count += 1
         return count
+
+    def _copy_trial_file(
+        self, copied: dict[str, Signature], rel: str, source: str, fs: Any, fs_path: str
+    ) -> int:
+        """Copy one file of a trial's directory if it changed; returns 1 if copied."""
+        try:
+            stat = os.stat(source)
+        except FileNotFoundError:
+            return 0  # removed since it was listed
+        signature = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+        if copied.get(rel) == signature:
+            return 0
+        dest = posixpath.join(fs_path, rel)
+        with self._lock:
+            if dest in self._direct:
+                return 0  # its writer keeps it up to date
+            data = _read(source)
+            if data is None:
+                return 0
+            self._write(fs, dest, data)
+        copied[rel] = signature
+        return 1
 
     @contextmanager
     def writing_directly(self, dest: str) -> Iterator[None]:
@@ -116,6 +134,14 @@ class IncrementalUploader:
         """Write ``data`` to ``dest`` through a temporary name and a rename."""
         with self._lock:
             self._write(fs, dest, data)
+
+
+def _read(path: str) -> bytes | None:
+    """The file's bytes, or None when it was removed since it was listed."""
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        return None
 
 
 def _files(root: str) -> Iterator[tuple[str, str]]:
