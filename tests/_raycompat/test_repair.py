@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
-from raysweep._raycompat.repair import drop_untracked_checkpoints, truncate_rows
+from raysweep._raycompat.repair import drop_untracked_checkpoints, repair_snapshot, truncate_rows
 
 
 def write_rows(path: Path, iterations: list[int], torn: bool = False) -> str:
@@ -75,3 +76,64 @@ def test_checkpoints_a_finished_trial_no_longer_tracks_are_deleted(tmp_path: Pat
         "checkpoint_notes.txt",
     ]
     assert drop_untracked_checkpoints(tmp_path, {"trial_id": "b"}, meta.get_json_state()) == []
+
+
+def snapshot_ahead_of_rows(tmp_path: Path, checkpoints: list[int]) -> Path:
+    """An experiment whose snapshot names iteration 30 while its stored rows end at 21."""
+    from ray.train import Checkpoint, CheckpointConfig
+    from ray.train._internal.checkpoint_manager import _CheckpointManager
+    from ray.train._internal.session import _TrainingResult
+    from ray.tune.trainable.metadata import _TrainingRunMetadata
+
+    trial_dir = tmp_path / "trial_a"
+    trial_dir.mkdir()
+    write_rows(trial_dir / "result.json", list(range(1, 22)))
+    meta = _TrainingRunMetadata()
+    meta.checkpoint_manager = _CheckpointManager(CheckpointConfig(num_to_keep=3))
+    for i in checkpoints:
+        path = trial_dir / f"checkpoint_{i:06d}"
+        path.mkdir()
+        (path / "state.json").write_text(json.dumps({"step": i}))
+        result = _TrainingResult(Checkpoint.from_directory(str(path)), {"training_iteration": i})
+        meta.checkpoint_manager.register_checkpoint(result)
+    meta.last_result = {"training_iteration": 30, "loss": 1 / 30}
+    meta.update_metric("loss", 1 / 30, step=30)
+    trial = {"trial_id": "a", "status": "RUNNING", "relative_logdir": "trial_a"}
+    state = {"trial_data": [[json.dumps(trial), meta.get_json_state()]]}
+    (tmp_path / "experiment_state-2026-11-24_00-00-00.json").write_text(json.dumps(state))
+    return trial_dir
+
+
+def repaired_meta(tmp_path: Path) -> Any:
+    from ray.tune.trainable.metadata import _TrainingRunMetadata
+
+    (state,) = tmp_path.glob("experiment_state-*.json")
+    ((_, meta_json),) = json.loads(state.read_text())["trial_data"]
+    return _TrainingRunMetadata.from_json_state(meta_json)
+
+
+def test_a_snapshot_ahead_of_its_stored_rows_goes_back_to_a_checkpoint_they_reach(
+    tmp_path: Path,
+) -> None:
+    """A kill mid-upload: the trial re-reports 21..30 instead of skipping 22..30."""
+    trial_dir = snapshot_ahead_of_rows(tmp_path, checkpoints=[20, 29, 30])
+    notes = repair_snapshot(tmp_path)
+    assert any("stored rows end at iteration 21" in n and "iteration 20" in n for n in notes), notes
+    meta = repaired_meta(tmp_path)
+    assert meta.checkpoint_manager.latest_checkpoint_result.metrics["training_iteration"] == 20
+    assert meta.last_result["training_iteration"] == 20
+    assert meta.metric_analysis["loss"]["last"] == 1 / 20
+    assert iterations(trial_dir / "result.json") == list(range(1, 21))
+
+
+def test_a_snapshot_ahead_of_its_stored_rows_with_no_checkpoint_they_reach_restarts(
+    tmp_path: Path,
+) -> None:
+    trial_dir = snapshot_ahead_of_rows(tmp_path, checkpoints=[29, 30])
+    notes = repair_snapshot(tmp_path)
+    assert any("restarts from scratch" in n for n in notes), notes
+    meta = repaired_meta(tmp_path)
+    assert meta.checkpoint_manager.latest_checkpoint_result is None
+    assert meta.last_result == {}
+    assert iterations(trial_dir / "result.json") == []
+    assert not list(trial_dir.glob("checkpoint_*"))  # untracked now: deleted

@@ -101,6 +101,9 @@ def _catch_up(
         root, filesystem = storage or (str(exp_dir.resolve()), pyarrow.fs.LocalFileSystem())
         recorded_dir = Path(root) / Path(logdir).name
     trial_dir = exp_dir / recorded_dir.name
+    short = _rewind_to_rows(meta, trial_dir)
+    if short:
+        return meta.get_json_state(), short
     rows = _rows_after(trial_dir / "result.json", meta.last_result)
     usable = [i for i, row in enumerate(rows) if _complete(trial_dir, row)]
     if usable:
@@ -136,6 +139,46 @@ def _catch_up(
         note = "its checkpoints were rotated away; restarts from scratch"
     meta.invalidate_cache()
     return meta.get_json_state(), note
+
+
+def _rewind_to_rows(meta: Any, trial_dir: Path) -> str | None:
+    """When the stored rows end before the snapshot's last result, go back to them.
+
+    A snapshot stored ahead of its trial's rows (an upload cut short by a kill)
+    would continue the trial after rows that were never stored. The trial
+    continues instead from its newest checkpoint the stored rows reach, or
+    from scratch, and its run metadata is rebuilt from those rows.
+    """
+    from ray.train._internal.checkpoint_manager import _CheckpointManager
+
+    last = meta.last_result.get(ITER) if meta.last_result else None
+    if not isinstance(last, int):
+        return None
+    rows = _read_rows(trial_dir / "result.json")
+    stored = max((r.get(ITER) or 0 for r in rows), default=0)
+    if stored >= last:
+        return None
+    manager = meta.checkpoint_manager
+    reachable = [
+        r
+        for r in manager._checkpoint_results
+        if _exists(r, trial_dir) and int(r.metrics.get(ITER) or 0) <= stored
+    ]
+    restart_at = int(reachable[-1].metrics.get(ITER) or 0) if reachable else 0
+    meta.last_result, meta.last_result_time = {}, -float("inf")
+    meta.metric_analysis, meta.metric_n_steps = {}, {}
+    for row in rows:
+        if int(row.get(ITER) or 0) <= restart_at:
+            _replay(meta, row)
+    if reachable:
+        manager._checkpoint_results = reachable
+        manager._latest_checkpoint_result = reachable[-1]
+        where = f"continues from {_checkpoint_name(reachable[-1])} (iteration {restart_at})"
+    else:
+        meta.checkpoint_manager = _CheckpointManager(manager.checkpoint_config)
+        where = "restarts from scratch"
+    meta.invalidate_cache()
+    return f"its stored rows end at iteration {stored}, before its snapshot's {last}; {where}"
 
 
 def _drop_rows_after(exp_dir: Path, trial: dict[str, Any], meta_json: str) -> int:
@@ -210,8 +253,8 @@ def truncate_rows(result_file: Path, restart_at: int) -> int:
     return len(lines) - len(kept)
 
 
-def _rows_after(result_file: Path, last: dict[str, Any]) -> list[dict[str, Any]]:
-    """result.json rows reported after the snapshot's ``last_result`` ([] when unsure)."""
+def _read_rows(result_file: Path) -> list[dict[str, Any]]:
+    """result.json's rows, up to a torn last line ([] when absent)."""
     if not result_file.is_file():
         return []
     rows = []
@@ -220,6 +263,12 @@ def _rows_after(result_file: Path, last: dict[str, Any]) -> list[dict[str, Any]]
             rows.append(json.loads(line))
         except ValueError:
             break  # a torn last line
+    return rows
+
+
+def _rows_after(result_file: Path, last: dict[str, Any]) -> list[dict[str, Any]]:
+    """result.json rows reported after the snapshot's ``last_result`` ([] when unsure)."""
+    rows = _read_rows(result_file)
     if not last:
         return rows
     for i in range(len(rows) - 1, -1, -1):
