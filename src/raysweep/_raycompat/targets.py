@@ -126,6 +126,17 @@ TARGETS: tuple[Target, ...] = (
         ("self", "tracked_actor"),
         "actor_reuse",
     ),
+    # result_buffer.py: result buffering set in the order the controller passes it on
+    Target(
+        _TC, "TuneController._schedule_trial_train", "callable", ("self", "trial"), "result_buffer"
+    ),
+    Target(
+        "ray.tune.trainable.trainable",
+        "Trainable.train_buffered",
+        "callable",
+        ("self", "buffer_time_s", "max_buffer_length"),
+        "result_buffer",
+    ),
     # registry_cache.py: trainable lookups memoized per fit
     Target("ray.tune.registry", "_global_registry", "value", (), "registry_cache"),
     # tuner_access.py: restored configs, the trials of a ResultGrid

@@ -207,7 +207,9 @@ def _run_phase(
     log: RunLog,
     stop: GracefulStop,
 ) -> list[Any]:
-    apply_run_env_defaults(spec.total_trials)  # read by Ray Tune when fit() starts
+    # Read by Ray Tune when fit() starts. Nothing stops a trial on its reports: buffer them.
+    stops_early = spec.scheduler.type != "fifo" or spec.stop.max_iterations is not None
+    apply_run_env_defaults(spec.total_trials, buffer_results=not stops_early)
     parts = run.parts()
     index = next((i for i, p in enumerate(parts) if p.dir == phase.part.dir), len(parts))
     done, best = _earlier_progress(run, parts[:index], spec)
