@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
 
+from raysweep.config.load import parse_spec
+from raysweep.config.schema import SweepSpec
 from raysweep.tuner import ray_env
-from raysweep.tuner.ray_env import BUFFER_LENGTH_ENV, BUFFER_TIME_ENV, apply_run_env_defaults
+from raysweep.tuner.ray_env import (
+    BUFFER_LENGTH_ENV,
+    BUFFER_TIME_ENV,
+    apply_run_env_defaults,
+    buffers_results,
+)
 
 
 @pytest.fixture
@@ -30,7 +38,7 @@ def test_a_later_run_that_stops_trials_early_turns_buffering_off(
 ) -> None:
     apply_run_env_defaults(10, buffer_results=True)
     apply_run_env_defaults(10, buffer_results=False)
-    assert os.environ[BUFFER_LENGTH_ENV] == "1"
+    assert BUFFER_LENGTH_ENV not in os.environ  # set at all, Ray warns with Hyperband
     assert BUFFER_TIME_ENV not in os.environ
 
 
@@ -41,3 +49,24 @@ def test_the_users_buffer_setting_is_kept(fresh_env: pytest.MonkeyPatch) -> None
     apply_run_env_defaults(10, buffer_results=True)
     assert os.environ[BUFFER_LENGTH_ENV] == "7"
     assert BUFFER_TIME_ENV not in os.environ
+
+
+def spec_with(**fields: Any) -> SweepSpec:
+    data: dict[str, Any] = {
+        "name": "buffer",
+        "trainable": "lightgbm",
+        "metric": "val_loss",
+        "mode": "min",
+        "space": {"learning_rate": {"type": "loguniform", "low": 0.01, "high": 0.3}},
+        "checkpoint": {"frequency": 0},
+        **fields,
+    }
+    return parse_spec(data)
+
+
+def test_only_trials_that_neither_stop_early_nor_checkpoint_are_buffered() -> None:
+    assert buffers_results(spec_with())
+    assert not buffers_results(spec_with(scheduler={"type": "asha", "max_t": 10}))
+    assert not buffers_results(spec_with(stop={"max_iterations": 5}))
+    assert not buffers_results(spec_with(checkpoint={"frequency": 2}))
+    assert not buffers_results(spec_with(trainable="examples.checkpointing:fit"))

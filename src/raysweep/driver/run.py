@@ -50,7 +50,7 @@ from raysweep.rundir import Part, RunDir
 from raysweep.runlog import RunLog
 from raysweep.search.points import WarmStart
 from raysweep.tuner.build import BuildOptions
-from raysweep.tuner.ray_env import apply_run_env_defaults
+from raysweep.tuner.ray_env import apply_run_env_defaults, buffers_results
 
 INTERRUPTED = 130
 
@@ -207,9 +207,8 @@ def _run_phase(
     log: RunLog,
     stop: GracefulStop,
 ) -> list[Any]:
-    # Read by Ray Tune when fit() starts. Nothing stops a trial on its reports: buffer them.
-    stops_early = spec.scheduler.type != "fifo" or spec.stop.max_iterations is not None
-    apply_run_env_defaults(spec.total_trials, buffer_results=not stops_early)
+    # Read by Ray Tune when fit() starts.
+    apply_run_env_defaults(spec.total_trials, buffer_results=buffers_results(spec))
     parts = run.parts()
     index = next((i for i, p in enumerate(parts) if p.dir == phase.part.dir), len(parts))
     done, best = _earlier_progress(run, parts[:index], spec)

@@ -7,10 +7,14 @@ trade-offs in benchmarks/BENCHMARKS.md). A value the user already exported wins.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from raysweep._raycompat.result_buffer import LENGTH_ENV as BUFFER_LENGTH_ENV
 from raysweep._raycompat.result_buffer import TIME_ENV as BUFFER_TIME_ENV
 from raysweep._raycompat.result_buffer import buffer_env
+
+if TYPE_CHECKING:
+    from raysweep.config.schema import SweepSpec
 
 SNAPSHOT_ENV = "TUNE_GLOBAL_CHECKPOINT_S"
 # Ray Tune's experiment snapshot rewrites every trial's state (~10 KB of JSON per
@@ -48,11 +52,11 @@ RAY_ENV_REQUIRED: dict[str, str] = {"RAY_AIR_NEW_OUTPUT": "0"}
 
 _user_set: set[str] | None = None  # keys the environment had before raysweep touched it
 
-# A sweep whose trials nothing stops early gets its reports to Ray Tune's controller
-# in batches: each report was an actor round trip plus the controller's own work
-# (about 2.5 ms of driver CPU on 2 cores). A batch ends at a checkpoint, at the
-# trial's end, or after RESULT_BUFFER_S; the rows a crash can lose are the ones
-# after the last checkpoint, as without buffering (the trial continues from it).
+# A sweep whose trials neither stop early nor checkpoint (buffers_results) gets
+# its reports to Ray Tune's controller in batches: each report was an actor round
+# trip plus the controller's own work (about 2.5 ms of driver CPU on 2 cores). A
+# batch ends at the trial's end or after RESULT_BUFFER_S; a kill -9 loses the
+# reports of an unfinished trial either way (it runs again from its start).
 RESULT_BUFFER_LENGTH = 100
 RESULT_BUFFER_S = 2
 
@@ -78,15 +82,32 @@ def snapshot_period_s(total_trials: int) -> float:
     return max(SNAPSHOT_FLOOR_S, SNAPSHOT_S_PER_TRIAL * max(total_trials, 0))
 
 
+def buffers_results(spec: SweepSpec) -> bool:
+    """Whether ``spec``'s trials may report to Ray Tune in batches.
+
+    Nothing may stop a trial on its reports (FIFO scheduler, no
+    ``stop.max_iterations``) and no report may carry a checkpoint: a built-in
+    trainable with ``checkpoint.frequency`` 0 (a user's trainable checkpoints as it
+    likes). With checkpoints, Ray 2.60's buffered training calls a finished
+    trial's ``train`` once more and logs "Should not have reached here".
+    """
+    from raysweep.trainables.builtins import BUILTIN_TRAINABLES
+
+    return (
+        spec.scheduler.type == "fifo"
+        and spec.stop.max_iterations is None
+        and spec.checkpoint.frequency == 0
+        and spec.trainable in BUILTIN_TRAINABLES
+    )
+
+
 def result_buffering(on: bool) -> dict[str, str]:
     """Ray Tune's result buffering settings; ``on`` only when nothing stops trials early.
 
     A scheduler or stop rule that stops trials would see their reports late and
     let them train past the stop.
     """
-    if not on:
-        return {BUFFER_LENGTH_ENV: "1"}
-    return buffer_env(RESULT_BUFFER_LENGTH, RESULT_BUFFER_S)
+    return buffer_env(RESULT_BUFFER_LENGTH, RESULT_BUFFER_S) if on else {}
 
 
 def apply_run_env_defaults(total_trials: int, buffer_results: bool = False) -> None:
@@ -100,5 +121,6 @@ def apply_run_env_defaults(total_trials: int, buffer_results: bool = False) -> N
         os.environ[SNAPSHOT_ENV] = f"{snapshot_period_s(total_trials):g}"
     if BUFFER_LENGTH_ENV in user_set or BUFFER_TIME_ENV in user_set:  # as the user set them
         return
+    os.environ.pop(BUFFER_LENGTH_ENV, None)  # off: unset (set, Ray warns with Hyperband)
     os.environ.pop(BUFFER_TIME_ENV, None)
     os.environ.update(result_buffering(buffer_results))
