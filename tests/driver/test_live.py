@@ -37,12 +37,12 @@ def test_snapshot_texts() -> None:
 def test_plain_lines_and_a_heartbeat_only_after_a_quiet_spell() -> None:
     out = io.StringIO()
     display = PlainDisplay(out, heartbeat_s=0.2)
-    display.tick(SNAP)
+    display.tick(lambda: SNAP)
     assert out.getvalue() == ""  # not quiet long enough
-    display.line("[1/10] t1 done loss=1 iters=3 best=1", SNAP)
+    display.line("[1/10] t1 done loss=1 iters=3 best=1", lambda: SNAP)
     time.sleep(0.25)
-    display.tick(SNAP)
-    display.tick(SNAP)  # the heartbeat itself restarts the clock
+    display.tick(lambda: SNAP)
+    display.tick(lambda: SNAP)  # the heartbeat itself restarts the clock
     lines = out.getvalue().splitlines()
     assert lines == [
         "[1/10] t1 done loss=1 iters=3 best=1",
@@ -70,7 +70,7 @@ def test_live_display_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch, tmp_pa
         assert is_terminal(tty)
         display = make_display(io.StringIO(), tty, tmp_path / "log")
         assert isinstance(display, LiveDisplay)
-        display.line("[1/10] t1 done", SNAP)
+        display.line("[1/10] t1 done", lambda: SNAP)
         display.close(SNAP)
         monkeypatch.setenv("TERM", "dumb")
         assert not is_terminal(tty)

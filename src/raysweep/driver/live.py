@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -65,11 +66,17 @@ def clock(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
 
 
+# A snapshot on demand: counting running trials walks every trial, so a display
+# takes one only when it draws (at 10,000 trials a count per trial and per turn
+# of Ray Tune's loop made the driver's cost per trial grow with the trials).
+SnapshotFn = Callable[[], Snapshot]
+
+
 class Display(Protocol):
     """Where ProgressCallback shows progress."""
 
-    def line(self, text: str, snapshot: Snapshot) -> None: ...
-    def tick(self, snapshot: Snapshot) -> None: ...
+    def line(self, text: str, snapshot: SnapshotFn) -> None: ...
+    def tick(self, snapshot: SnapshotFn) -> None: ...
     def close(self, snapshot: Snapshot | None) -> None: ...
 
 
@@ -81,15 +88,15 @@ class PlainDisplay:
         self.heartbeat_s = heartbeat_s if heartbeat_s is not None else heartbeat_interval()
         self._last = time.monotonic()
 
-    def line(self, text: str, snapshot: Snapshot) -> None:
+    def line(self, text: str, snapshot: SnapshotFn) -> None:
         print(text, file=self.out, flush=True)
         self._last = time.monotonic()
 
-    def tick(self, snapshot: Snapshot) -> None:
+    def tick(self, snapshot: SnapshotFn) -> None:
         if time.monotonic() - self._last >= self.heartbeat_s:
+            now = snapshot()
             self.line(
-                f"[heartbeat] {snapshot.counts_text()}; {snapshot.best_text()}; "
-                f"{snapshot.timing_text()}",
+                f"[heartbeat] {now.counts_text()}; {now.best_text()}; {now.timing_text()}",
                 snapshot,
             )
 
@@ -110,17 +117,17 @@ class LiveDisplay:
         self._drawn = 0.0
         self._started = False
 
-    def line(self, text: str, snapshot: Snapshot) -> None:
+    def line(self, text: str, snapshot: SnapshotFn) -> None:
         self._start()
         self.live.console.print(text, markup=False, highlight=False, soft_wrap=True)
         if self.log_path is not None:
             with self.log_path.open("a", encoding="utf-8") as log:
                 log.write(text + "\n")
-        self._draw(snapshot)
+        self.tick(snapshot)
 
-    def tick(self, snapshot: Snapshot) -> None:
+    def tick(self, snapshot: SnapshotFn) -> None:
         if time.monotonic() - self._drawn >= REFRESH_S:
-            self._draw(snapshot)
+            self._draw(snapshot())
 
     def close(self, snapshot: Snapshot | None) -> None:
         if not self._started:

@@ -143,7 +143,7 @@ class ProgressCallback(TrialProgressCallback):
     def on_step_end(self, iteration: int, trials: list[Any], **info: Any) -> None:
         """Every turn of Ray Tune's loop (~10 a second): redraw, or a heartbeat when due."""
         if self._display is not None:
-            self._display.tick(self.snapshot(trials))
+            self._display.tick(lambda: self.snapshot(trials))
 
     def snapshot(self, trials: list[Any]) -> Snapshot:
         """Counts, best so far, elapsed and ETA (from this invocation's pace) right now."""
@@ -202,7 +202,7 @@ class ProgressCallback(TrialProgressCallback):
         )
         if self._display is None:  # a trial ended before setup (never, with Ray Tune)
             self._display = make_display(self.out, self.terminal, self.log_path)
-        self._display.line(line, self.snapshot(trials))
+        self._display.line(line, lambda: self.snapshot(trials))
 
     def _append(self, record: dict[str, Any]) -> None:
         if self._events is None:
