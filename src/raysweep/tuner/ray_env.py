@@ -101,19 +101,11 @@ def buffers_results(spec: SweepSpec) -> bool:
     )
 
 
-def result_buffering(on: bool) -> dict[str, str]:
-    """Ray Tune's result buffering settings; ``on`` only when nothing stops trials early.
-
-    A scheduler or stop rule that stops trials would see their reports late and
-    let them train past the stop.
-    """
-    return buffer_env(RESULT_BUFFER_LENGTH, RESULT_BUFFER_S) if on else {}
-
-
 def apply_run_env_defaults(total_trials: int, buffer_results: bool = False) -> None:
     """Per-run settings, to call before the Tuner is built (unless the user set them).
 
-    ``buffer_results``: no scheduler or stop rule stops a trial on its reports.
+    ``buffer_results``: the trials' reports may reach Ray Tune in batches
+    (:func:`buffers_results`); otherwise the buffer variables are unset.
     """
     apply_ray_env_defaults()
     user_set = _user_set or set()
@@ -123,4 +115,5 @@ def apply_run_env_defaults(total_trials: int, buffer_results: bool = False) -> N
         return
     os.environ.pop(BUFFER_LENGTH_ENV, None)  # off: unset (set, Ray warns with Hyperband)
     os.environ.pop(BUFFER_TIME_ENV, None)
-    os.environ.update(result_buffering(buffer_results))
+    if buffer_results:
+        os.environ.update(buffer_env(RESULT_BUFFER_LENGTH, RESULT_BUFFER_S))
