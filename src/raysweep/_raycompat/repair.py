@@ -101,10 +101,11 @@ def _catch_up(
         root, filesystem = storage or (str(exp_dir.resolve()), pyarrow.fs.LocalFileSystem())
         recorded_dir = Path(root) / Path(logdir).name
     trial_dir = exp_dir / recorded_dir.name
-    short = _rewind_to_rows(meta, trial_dir)
+    stored = _read_rows(trial_dir / "result.json")
+    short = _rewind_to_rows(meta, trial_dir, stored)
     if short:
         return meta.get_json_state(), short
-    rows = _rows_after(trial_dir / "result.json", meta.last_result)
+    rows = _rows_after(stored, meta.last_result)
     usable = [i for i, row in enumerate(rows) if _complete(trial_dir, row)]
     if usable:
         upto = usable[-1]
@@ -141,8 +142,8 @@ def _catch_up(
     return meta.get_json_state(), note
 
 
-def _rewind_to_rows(meta: Any, trial_dir: Path) -> str | None:
-    """When the stored rows end before the snapshot's last result, go back to them.
+def _rewind_to_rows(meta: Any, trial_dir: Path, rows: list[dict[str, Any]]) -> str | None:
+    """When the stored ``rows`` end before the snapshot's last result, go back to them.
 
     A snapshot stored ahead of its trial's rows (an upload cut short by a kill)
     would continue the trial after rows that were never stored. The trial
@@ -154,7 +155,6 @@ def _rewind_to_rows(meta: Any, trial_dir: Path) -> str | None:
     last = meta.last_result.get(ITER) if meta.last_result else None
     if not isinstance(last, int):
         return None
-    rows = _read_rows(trial_dir / "result.json")
     stored = max((r.get(ITER) or 0 for r in rows), default=0)
     if stored >= last:
         return None
@@ -266,9 +266,8 @@ def _read_rows(result_file: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def _rows_after(result_file: Path, last: dict[str, Any]) -> list[dict[str, Any]]:
-    """result.json rows reported after the snapshot's ``last_result`` ([] when unsure)."""
-    rows = _read_rows(result_file)
+def _rows_after(rows: list[dict[str, Any]], last: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``rows`` reported after the snapshot's ``last_result`` ([] when unsure)."""
     if not last:
         return rows
     for i in range(len(rows) - 1, -1, -1):

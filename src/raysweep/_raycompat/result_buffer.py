@@ -50,7 +50,7 @@ def argument_order() -> Order:
 def buffer_env(results: int, seconds: int) -> dict[str, str]:
     """Ray Tune's variables for batches of up to ``results`` reports over ``seconds``.
 
-    ``{LENGTH_ENV: "1"}`` (no buffering) when the installed Ray's order is unknown.
+    ``{}`` (Ray's default: no buffering) when the installed Ray's order is unknown.
     """
     if results < 2 or seconds < 2:
         raise ValueError(f"a buffer needs results >= 2 and seconds >= 2 (got {results}, {seconds})")
@@ -59,4 +59,4 @@ def buffer_env(results: int, seconds: int) -> dict[str, str]:
         return {LENGTH_ENV: str(seconds), TIME_ENV: str(results)}
     if order == "documented":
         return {LENGTH_ENV: str(results), TIME_ENV: str(seconds)}
-    return {LENGTH_ENV: "1"}
+    return {}
