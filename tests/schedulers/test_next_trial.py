@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+from typing import Any
 
 from ray.tune.experiment import Trial
 from ray.tune.schedulers import FIFOScheduler
@@ -54,6 +56,31 @@ def test_scan_skips_the_finished_prefix() -> None:
     assert scheduler._cursor == 1000
     controller.trials[-1].set_status(Trial.RUNNING)
     assert scheduler.choose_trial_to_run(controller) is controller.trials[1001]  # the paused one
+
+
+class CountingList(list[Trial]):
+    """A trial list that counts the items read and refuses to be walked from the top."""
+
+    reads = 0
+
+    def __getitem__(self, index: Any) -> Any:
+        self.reads += 1
+        return super().__getitem__(index)
+
+    def __iter__(self) -> Iterator[Trial]:
+        raise AssertionError("the whole trial list was walked")
+
+
+def test_a_choice_reads_only_the_trials_past_the_finished_prefix() -> None:
+    controller = TrialList()
+    trials = CountingList(new_trial(Trial.TERMINATED) for _ in range(5000))
+    trials += [new_trial(Trial.RUNNING), new_trial(Trial.RUNNING)]
+    controller.trials = trials
+    scheduler = SweepFIFOScheduler()
+    assert scheduler.choose_trial_to_run(controller) is None  # the first call finds the prefix
+    trials.reads = 0
+    assert scheduler.choose_trial_to_run(controller) is None
+    assert trials.reads <= 3, trials.reads
 
 
 def test_a_new_trial_list_starts_from_the_top() -> None:

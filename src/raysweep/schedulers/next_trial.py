@@ -10,7 +10,6 @@ starts after the leading run of TERMINATED trials, which never run again.
 
 from __future__ import annotations
 
-from itertools import islice
 from typing import Any
 
 from ray.tune.experiment import Trial
@@ -32,7 +31,8 @@ class NextTrialCursor:
             start += 1
         self._cursor = start
         paused: Trial | None = None
-        for trial in islice(trials, start, None):
+        for i in range(start, len(trials)):  # islice(trials, start) would step over the prefix
+            trial = trials[i]
             if trial.status == Trial.PENDING:
                 return trial
             if paused is None and trial.status == Trial.PAUSED:
