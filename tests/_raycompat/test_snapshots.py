@@ -86,6 +86,50 @@ def test_the_snapshot_lands_after_the_trial_rows_it_names(tmp_path: Path) -> Non
     assert max(rows) < min(top), names
 
 
+def test_a_snapshot_replaced_atomically_is_linked_into_a_local_run_dir(tmp_path: Path) -> None:
+    source, dest = staging(tmp_path / "staging", trials=2), tmp_path / "run"
+    snapshot = source / "experiment_state-x.json"
+    uploader = IncrementalUploader()
+    uploader.replaced_atomically(str(snapshot))
+    assert uploader.upload(str(source), LOCAL, str(dest)) == 2 + 2 * 2
+    stored = dest / "experiment_state-x.json"
+    assert stored.stat().st_ino == snapshot.stat().st_ino  # linked, not copied
+    assert (dest / "searcher-state-x.pkl").stat().st_ino != (
+        source / "searcher-state-x.pkl"
+    ).stat().st_ino
+
+    newer = source / ".experiment_state-x.json.1.tmp"
+    newer.write_text('{"trial_data": [1]}')
+    os.replace(newer, snapshot)  # how raysweep's save_to_dir writes it
+    assert stored.read_text() == '{"trial_data": []}'  # the stored one is as it was
+    uploader.upload(str(source), LOCAL, str(dest))
+    assert stored.read_text() == '{"trial_data": [1]}'
+    assert not list(dest.glob("*.raysweep-tmp"))
+
+
+class CheckingFS(RecordingFS):
+    """Records, at each trial file moved into place, whether a snapshot was already stored."""
+
+    def __init__(self, snapshot: Path) -> None:
+        super().__init__()
+        self.snapshot = snapshot
+        self.seen: list[bool] = []
+
+    def move(self, src: str, dest: str) -> None:
+        self.seen.append(self.snapshot.exists())
+        super().move(src, dest)
+
+
+def test_a_linked_snapshot_still_lands_after_the_trial_rows(tmp_path: Path) -> None:
+    source, dest = staging(tmp_path / "staging", trials=2), tmp_path / "run"
+    uploader = IncrementalUploader()
+    uploader.replaced_atomically(str(source / "experiment_state-x.json"))
+    fs = CheckingFS(dest / "experiment_state-x.json")
+    uploader.upload(str(source), fs, str(dest))
+    assert len(fs.seen) == 2 * 2 + 1 and not any(fs.seen[:-1])  # the searcher state is last
+    assert (dest / "experiment_state-x.json").is_file()
+
+
 def test_a_file_replaced_with_the_same_size_is_copied_again(tmp_path: Path) -> None:
     source, dest = staging(tmp_path / "staging", trials=1), tmp_path / "run"
     uploader = IncrementalUploader()

@@ -11,35 +11,46 @@ file never uses the C encoder), 17% to copying the staging directory.
 
 While ``cheap_snapshots()`` is active:
 
-- the snapshot is encoded with ``json.dumps`` (the C encoder, the same text) and
-  replaces the previous one atomically, so a copy running alongside never reads
-  a half-written snapshot;
+- the snapshot is encoded with the C encoder, each trial's entry only when it
+  changed (``_raycompat/snapshot_text.py``; the same text), and replaces the
+  previous one atomically, so a copy running alongside never reads a
+  half-written snapshot;
 - the copy to the run directory writes the top-level files (snapshot, searcher
   state) every time and a file in a trial's directory only when its size,
   modification time or inode changed since it was last copied, each through a
   temporary name and a rename; files whose writer appends to the run directory
   itself (``_raycompat/trial_rows.py``) are left to it; the trials' files go
   first and the snapshot last, so the rows a stored snapshot names are stored;
+  on a local run directory the snapshot is hard-linked, not copied;
 - checkpoint rotation waits for stored snapshots and forces none
   (``_raycompat/checkpoint_rotation.py``).
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
 import posixpath
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from raysweep._raycompat import checkpoint_rotation
-from raysweep.jsonio import write_text_atomic
+from raysweep._raycompat.snapshot_text import SnapshotText
+from raysweep.jsonio import write_chunks_atomic
 from raysweep.storage import OBJECT_STORES
 
 Signature = tuple[int, int, int]  # size, mtime_ns, inode
+
+
+class _Linked(NamedTuple):
+    """A hard link to a top-level file, made beside its destination, waiting to be renamed."""
+
+    path: str
+
+
 _TMP_SUFFIX = ".raysweep-tmp"
 
 
@@ -50,6 +61,7 @@ class IncrementalUploader:
         self._copied: dict[tuple[str, str], dict[str, Signature]] = {}
         self._made_dirs: set[tuple[int, str]] = set()  # (id of the filesystem, directory)
         self._direct: set[str] = set()  # destinations their writers keep up to date
+        self._atomic: set[str] = set()  # staging files only ever replaced by a rename
         self._lock = threading.RLock()
 
     def upload(self, local_path: str, fs: Any, fs_path: str) -> int:
@@ -62,16 +74,50 @@ class IncrementalUploader:
         """
         copied = self._copied.setdefault((local_path, fs_path), {})
         files = list(_files(local_path))
-        top = [(rel, _read(source)) for rel, source in files if "/" not in rel]
+        top = [
+            (dest, self._take(source, fs, dest))
+            for rel, source in files
+            if "/" not in rel
+            for dest in [posixpath.join(fs_path, rel)]
+        ]
         count = 0
         for rel, source in files:
             if "/" in rel:
                 count += self._copy_trial_file(copied, rel, source, fs, fs_path)
-        for rel, data in top:
-            if data is not None:
-                self.replace(fs, posixpath.join(fs_path, rel), data)
+        for dest, taken in top:
+            if isinstance(taken, _Linked):
+                os.replace(taken.path, dest)
+            elif taken is not None:
+                self.replace(fs, dest, taken)
+            if taken is not None:
                 count += 1
         return count
+
+    def replaced_atomically(self, path: str) -> None:
+        """``path`` (a staging file) only ever changes by a rename onto it.
+
+        Such a file is hard-linked into a local run directory instead of copied:
+        the link keeps the content it had when it was taken, and at 10,000 trials
+        the snapshot is 100 MB read and written again at every upload otherwise.
+        """
+        with self._lock:
+            self._atomic.add(os.path.abspath(path))
+
+    def _take(self, source: str, fs: Any, dest: str) -> _Linked | bytes | None:
+        """The content of top-level ``source`` as it is now: a link beside ``dest``, or bytes."""
+        if getattr(fs, "type_name", None) == "local" and os.path.abspath(source) in self._atomic:
+            link = dest + _TMP_SUFFIX
+            try:
+                os.makedirs(os.path.dirname(dest), exist_ok=True)
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(link)
+                os.link(source, link)
+                return _Linked(link)
+            except FileNotFoundError:
+                return None  # removed since it was listed
+            except OSError:
+                pass  # another filesystem, or no hard links there: copy the bytes
+        return _read(source)
 
     def _copy_trial_file(
         self, copied: dict[str, Signature], rel: str, source: str, fs: Any, fs_path: str
@@ -145,36 +191,51 @@ def _read(path: str) -> bytes | None:
 
 
 def _files(root: str) -> Iterator[tuple[str, str]]:
-    """(path relative to root with '/', absolute path) of every file, temp files left out."""
-    for folder, _, names in os.walk(root):
-        rel_folder = os.path.relpath(folder, root)
-        for name in names:
-            if name.startswith(".") and name.endswith(".tmp"):
+    """(path relative to root with '/', absolute path) of every file, temp files left out.
+
+    ``os.scandir`` with the relative paths built as strings: ``os.walk`` with
+    ``relpath`` took 0.6 s of CPU per upload at 10,000 trial directories.
+    """
+    pending = [("", root)]
+    while pending:
+        rel_folder, folder = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except FileNotFoundError:
+            continue  # removed since it was listed
+        for entry in entries:
+            rel = f"{rel_folder}{entry.name}"
+            if entry.is_dir(follow_symlinks=False):
+                pending.append((rel + "/", entry.path))
+            elif entry.name.startswith(".") and entry.name.endswith(".tmp"):
                 continue  # a raysweep.jsonio temp file about to be renamed
-            rel = name if rel_folder == "." else f"{Path(rel_folder).as_posix()}/{name}"
-            yield rel, os.path.join(folder, name)
+            else:
+                yield rel, entry.path
 
 
 def save_to_dir(controller: Any) -> None:
-    """``TuneController.save_to_dir`` with the C JSON encoder and an atomic replace."""
+    """``TuneController.save_to_dir``: the same snapshot, encoded incrementally, atomic."""
     from ray.tune.utils.serialization import TuneFunctionEncoder
 
     global _saved_mark
     taken_at = checkpoint_rotation.mark()  # deletions asked for so far are in this snapshot
-    runner_state = {
-        "trial_data": list(controller._get_trial_checkpoints().values()),
-        "runner_data": controller.__getstate__(),
-        "stats": {"start_time": controller._start_time},
-    }
+    chunks = _TEXT.encode(
+        controller._get_trial_checkpoints(),
+        controller.__getstate__(),
+        {"start_time": controller._start_time},
+        encoder=TuneFunctionEncoder,
+    )
     staging = controller._storage.experiment_driver_staging_path
-    text = json.dumps(runner_state, cls=TuneFunctionEncoder)
-    write_text_atomic(Path(staging, controller.experiment_state_file_name), text)
+    path = os.path.join(staging, controller.experiment_state_file_name)
+    write_chunks_atomic(path, chunks)
+    _UPLOADER.replaced_atomically(path)
     controller._search_alg.save_to_dir(staging, session_str=controller._session_str)
     controller._callbacks.save_to_dir(staging, session_str=controller._session_str)
     _saved_mark = taken_at
 
 
 _UPLOADER = IncrementalUploader()
+_TEXT = SnapshotText()
 _ray_upload: Callable[..., None] | None = None  # Ray's own _upload_to_fs_path
 _active = False
 _saved_mark: int | None = None  # checkpoint_rotation.mark() of the newest snapshot saved
@@ -224,6 +285,7 @@ def cheap_snapshots() -> Iterator[None]:
         storage._upload_to_fs_path = _ray_upload
         _active = False
         _UPLOADER.forget_direct()
+        _TEXT.clear()
 
 
 def _targets() -> tuple[Any, Any] | None:

@@ -60,6 +60,10 @@ TARGETS: tuple[Target, ...] = (
         "snapshots",
     ),
     Target("ray.tune.utils.serialization", "TuneFunctionEncoder", "class", (), "snapshots"),
+    # entry_warmer.py: ended trials' snapshot entries encoded as they end
+    Target(
+        "ray.tune.experiment.trial", "Trial.get_json_state", "callable", ("self",), "entry_warmer"
+    ),
     # checkpoint_rotation.py: rotation waits for a stored snapshot
     Target(
         "ray.train._internal.checkpoint_manager",
