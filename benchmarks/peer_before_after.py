@@ -14,8 +14,10 @@ import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from benchmarks.launch import Launch, launch_sweep, workdir
+from benchmarks.overhead import noop_config
 from benchmarks.peer_optuna import add_split
 from benchmarks.peer_workloads import WORKLOADS
 
@@ -28,20 +30,41 @@ def _value(launch: Launch, key: str) -> float | None:
     return value if value is not None else launch.extra.get(key)
 
 
+def _config(workload: str) -> dict[str, Any]:
+    """The sweep.json of a peer workload, or of ``noopN``: N no-op trials."""
+    if workload.startswith("noop") and workload[4:].isdigit():
+        return noop_config("before-after", int(workload[4:]))
+    return WORKLOADS[workload].config
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run each workload from both trees, repeat by repeat, and print the medians."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--before", type=Path, required=True, help="the older tree's src directory")
     p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--workloads", default="demo,random200")
+    p.add_argument(
+        "--workloads",
+        default="demo,random200",
+        help=f"comma-separated: {', '.join(WORKLOADS)}, or noopN (N no-op trials, the "
+        "overhead benchmark's sweep)",
+    )
+    p.add_argument(
+        "--after-args",
+        default="",
+        help="extra `sweep run` arguments for the newer tree only, e.g. '--no-dashboard' "
+        "to compare against a tree whose default was no dashboard",
+    )
     args = p.parse_args(argv)
+    extra = {"before": (), "after": tuple(args.after_args.split())}
     trees = {"before": [args.before], "after": []}
     for name in args.workloads.split(","):
         runs: dict[str, list[Launch]] = {tree: [] for tree in trees}
         for _ in range(args.repeats):
             for tree, path in trees.items():
                 with workdir("before-after") as tmp:
-                    launch = launch_sweep(tree, WORKLOADS[name].config, tmp, pythonpath=path)
+                    launch = launch_sweep(
+                        tree, _config(name), tmp, args=extra[tree], pythonpath=path
+                    )
                     add_split(launch, Path(launch.run_dir or tmp))
                     runs[tree].append(launch)
         for tree, launches in runs.items():

@@ -61,7 +61,10 @@ def main(argv: list[str]) -> int:
     if timings_path:
         atexit.register(_write, timings_path)
     # raysweep's promise: its Ray env defaults are set before Ray Tune is imported.
-    from raysweep.tuner.ray_env import apply_ray_env_defaults
+    try:
+        from raysweep.tuner.ray_env import apply_ray_env_defaults
+    except ImportError:  # a tree from before the tuner package (2026-11-22)
+        from raysweep.runner.tuning import apply_ray_env_defaults  # type: ignore[no-redef]
 
     apply_ray_env_defaults()
     import ray
