@@ -43,15 +43,13 @@ from raysweep.jsonio import write_chunks_atomic
 from raysweep.storage import OBJECT_STORES
 
 Signature = tuple[int, int, int]  # size, mtime_ns, inode
+_TMP_SUFFIX = ".raysweep-tmp"
 
 
 class _Linked(NamedTuple):
     """A hard link to a top-level file, made beside its destination, waiting to be renamed."""
 
     path: str
-
-
-_TMP_SUFFIX = ".raysweep-tmp"
 
 
 class IncrementalUploader:
@@ -74,12 +72,11 @@ class IncrementalUploader:
         """
         copied = self._copied.setdefault((local_path, fs_path), {})
         files = list(_files(local_path))
-        top = [
-            (dest, self._take(source, fs, dest))
-            for rel, source in files
-            if "/" not in rel
-            for dest in [posixpath.join(fs_path, rel)]
-        ]
+        top = []
+        for rel, source in files:
+            if "/" not in rel:
+                dest = posixpath.join(fs_path, rel)
+                top.append((dest, self._take(source, fs, dest)))
         count = 0
         for rel, source in files:
             if "/" in rel:
