@@ -22,10 +22,15 @@ from benchmarks.peer_optuna import add_split
 from benchmarks.peer_workloads import WORKLOADS
 
 KEYS = ("process_s", "cli_start_s", "ray_start_s", "fit_to_first_trial_body_s",
-        "steady_per_trial_s", "teardown_s")  # fmt: skip
+        "first_trial_s", "fit_to_first_marker_s", "fit_s", "steady_per_trial_s",
+        "teardown_s", "driver_peak_rss_mb")  # fmt: skip
 
 
 def _value(launch: Launch, key: str) -> float | None:
+    if key == "fit_to_first_marker_s":  # the first_trial benchmark's last stage, any tree
+        fit_start = launch.extra.get("timings", {}).get("fit_start")
+        first = launch.first_trial_s
+        return None if fit_start is None or first is None else first - fit_start
     value = getattr(launch, key, None)
     return value if value is not None else launch.extra.get(key)
 
