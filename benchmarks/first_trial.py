@@ -4,7 +4,8 @@ The trainable writes a timestamp file on its first call in each worker; the
 earliest one, minus the moment the harness started the process, is the figure.
 Everything counts: interpreter start, ``import raysweep``, config validation,
 ``ray.init``, building the Tuner, starting the actor and raysweep's per-trial
-wrapper. Compared with a raw Ray Tune script (defaults) running the same trainable.
+wrapper. Compared with a raw Ray Tune script (defaults, which start Ray's dashboard)
+running the same trainable; the full run adds ``sweep run --no-dashboard``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from benchmarks.common import interleave, ratio, summarize, target
 from benchmarks.launch import Launch
-from benchmarks.overhead import run_raw_noop, run_sweep_noop
+from benchmarks.overhead import NO_DASHBOARD, run_raw_noop, run_sweep_noop
 
 NAME = "first_trial"
 TITLE = "Time to first trial"
@@ -63,6 +64,8 @@ def run(
         "raysweep": partial(run_sweep_noop, n),
         "raw_default": partial(run_raw_noop, n, reuse_actors=False),
     }
+    if not quick:
+        launchers[NO_DASHBOARD] = partial(run_sweep_noop, n, NO_DASHBOARD, args=("--no-dashboard",))
     result = from_launches(interleave(NAME, reps, launchers))
     result["params"] = {"trials": trials or TRIALS, "repeats": reps}
     return result
@@ -70,12 +73,12 @@ def run(
 
 def from_launches(runs: dict[str, list[Launch]]) -> dict[str, Any]:
     """The benchmark's result from runs of ``raysweep`` and ``raw_default`` (any size)."""
-    names = [n for n in ("raysweep", "raw_default") if runs.get(n)]
+    names = [n for n in ("raysweep", NO_DASHBOARD, "raw_default") if runs.get(n)]
     variants = {name: _metrics(runs[name]) for name in names}
     raw_median = variants["raw_default"]["first_trial_s"]["median"]
     figures, targets = {}, []
     for name in names[:-1]:
-        label = "" if name == "raysweep" else f" ({name})"
+        label = {"raysweep": "", NO_DASHBOARD: " (--no-dashboard)"}.get(name, f" ({name})")
         rel = summarize(ratio(v, raw_median) for v in variants[name]["first_trial_s"]["values"])
         figures[f"first_trial_vs_raw{label}"] = rel
         targets.append(

@@ -3,6 +3,8 @@
 Trials per second over ``Tuner.fit()`` and over the whole process, for
 raysweep, raw Ray Tune with default settings and raw Ray Tune with
 ``reuse_actors=True``. Every run also yields the time to the first trial's body.
+The full run adds ``sweep run --no-dashboard`` (raysweep's default before the
+dashboard issue; raw Ray Tune's ``ray.init()`` starts the dashboard too).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from benchmarks.common import bench_result, interleave, launch_counts, ratio, su
 from benchmarks.launch import Launch, launch_raw, launch_sweep, workdir
 
 NAME = "overhead"
+NO_DASHBOARD = "raysweep_no_dashboard"
 TITLE = "Scheduling overhead"
 TRAINABLE = "benchmarks.trainables:noop"
 SLOTS = 2
@@ -117,6 +120,10 @@ def run(
         "raw_tuned": partial(run_raw_noop, trials, reuse_actors=True),
         "raw_default": partial(run_raw_noop, default_trials, reuse_actors=False),
     }
+    if not quick:
+        launchers[NO_DASHBOARD] = partial(
+            run_sweep_noop, trials, NO_DASHBOARD, args=("--no-dashboard",)
+        )
     runs = interleave(NAME, reps, launchers, limits={"raw_default": default_reps})
     variants = {
         name: launch_metrics(launches, default_trials if name == "raw_default" else trials)
@@ -124,6 +131,10 @@ def run(
     }
     figures = comparisons(variants, "raysweep")
     targets = overhead_targets(figures)
+    if NO_DASHBOARD in variants:
+        plain = comparisons(variants, NO_DASHBOARD)
+        figures.update({f"{k} ({NO_DASHBOARD})": v for k, v in plain.items()})
+        targets += overhead_targets(plain, " (--no-dashboard)")
     params = {"trials": trials, "raw_default_trials": default_trials, "slots": SLOTS,
               "repeats": reps, "raw_default_repeats": default_reps}  # fmt: skip
     return bench_result(TITLE, params, variants, targets, runs, figures)
