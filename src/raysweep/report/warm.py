@@ -2,19 +2,14 @@
 
 Building report.html at the end of a run imports plotly, Optuna's importance and,
 for fANOVA, scikit-learn's forests: about 2 s on 2 cores, all before the command
-can exit. The driver starts this thread before Ray, whose start-up leaves 1.5-4
-CPU-seconds idle on 2 cores while its processes wait on each other, so the imports
-are done by the time the report is built (``benchmarks/BENCHMARKS.md``, "The report
-at the end of a run"). The thread runs at the lowest CPU priority (Linux): at
-normal priority it competed with Ray's own processes and delayed Ray's start by
-0.3-1.3 s ("The report's imports at the lowest priority").
+can exit. The driver starts this thread before Ray, whose start-up is mostly
+waiting on other processes, so the imports are done by the time the report is
+built (``benchmarks/BENCHMARKS.md``, "The report at the end of a run").
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib
-import os
 import threading
 
 MODULES = (
@@ -27,13 +22,7 @@ MODULES = (
 )
 
 
-LOWEST_PRIORITY = 19  # nice: the imports take the CPU that Ray's start leaves idle
-
-
 def _import_all() -> None:
-    # Linux sets a thread's own priority this way; elsewhere the imports run as before.
-    with contextlib.suppress(OSError, AttributeError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), LOWEST_PRIORITY)
     for name in MODULES:
         try:
             importlib.import_module(name)
