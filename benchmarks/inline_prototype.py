@@ -34,11 +34,10 @@ class _Stopped(Exception):
 
 
 class _Trial:
-    """What Ray Tune's ASHA reads of a trial: its id (and a status for the stub)."""
+    """What Ray Tune's ASHA reads of a trial: its id."""
 
     def __init__(self, trial_id: str) -> None:
         self.trial_id = trial_id
-        self.status = "RUNNING"
 
 
 def main(argv: list[str] | None = None) -> int:
