@@ -56,6 +56,7 @@ class RunOptions:
     storage: str | os.PathLike[str] = "runs"  # a directory, or a URI (s3://bucket/runs)
     name: str | None = None
     seed: int | None = None
+    execution: str | None = None  # --execution: overrides the config's "execution"
     num_samples: int | None = None
     max_concurrent: int | None = None
     gpus: str | None = None
@@ -94,6 +95,7 @@ def load_run_spec(options: RunOptions) -> SweepSpec:
     overrides = {
         "name": options.name,
         "seed": options.seed,
+        "execution": options.execution,
         "search.num_samples": options.num_samples,
         "search.max_concurrent": options.max_concurrent,
     }
@@ -102,7 +104,36 @@ def load_run_spec(options: RunOptions) -> SweepSpec:
     spec = parse_spec(data, source=str(options.config))
     check_trainable(spec)
     check_logging(spec)
+    check_local_options(spec, options)
     return spec
+
+
+def check_local_options(spec: SweepSpec, options: RunOptions) -> None:
+    """ConfigError for flags an in-process (``"execution": "local"``) run cannot honour."""
+    if spec.execution != "local":
+        return
+    if options.cluster_address():
+        raise ConfigError(
+            f"--address {options.cluster_address()}: \"execution\": \"local\" runs the trials "
+            "in this process, on this machine; set \"execution\": \"ray\" to use a Ray cluster"
+        )
+    if is_uri(options.storage):
+        raise ConfigError(
+            f"--storage {options.storage}: \"execution\": \"local\" keeps its run directory "
+            "on a local filesystem; give a directory, or set \"execution\": \"ray\""
+        )
+
+
+def _local_notes(options: RunOptions) -> tuple[str, ...]:
+    """What the flags that only a Ray run uses do in a local run: nothing, said once."""
+    notes = []
+    if options.gpus:
+        notes.append(f"--gpus {options.gpus} ignored: in-process trials run on CPUs")
+    if options.dashboard:
+        notes.append("no Ray dashboard in-process; `sweep status RUN_DIR --watch` follows the run")
+    if options.retry_errored:
+        notes.append("--retry-errored ignored: an in-process run keeps its errored trials")
+    return tuple(notes)
 
 
 def run_sweep(
@@ -138,7 +169,7 @@ def run_sweep(
         if options.dry_run:
             print(_dry_run_text(spec, run, gpu_plan, warm), file=out)
             return 0
-        driver = _driver(out)
+        driver = _local_driver() if spec.execution == "local" else _driver(out)
         try:
             run.create()
         except FileExistsError:  # another `sweep run` created it a moment ago
@@ -146,6 +177,10 @@ def run_sweep(
             raise RunDirExistsError(
                 f"run directory {run} was just created by another process"
             ) from None
+        if spec.execution == "local":
+            notes = _local_notes(options)
+            local = driver.LocalOptions(gpu_plan, spec, warm, warm is not None, notes)
+            return int(driver.drive_local(spec, run, local, out, owned))
         first = Phase("fit", Part(TUNE_DIR, spec.total_trials, 0))
         drive_options = driver.DriveOptions(
             options.ray_options(),
@@ -181,6 +216,9 @@ def resume_sweep(
         check_logging(spec)
         check_unlocked(run.lock_path, str(run))
         state = run.read_state()
+        if spec.execution == "local":
+            check_local_options(spec, options)
+            return _resume_local(run, stored, spec, state, options, out, owned)
         parts = recorded_parts(run, state, stored)
         phases = plan_phases(run, parts, spec, options.retry_errored)
         if options.warm_start is not None:
@@ -220,6 +258,42 @@ def resume_sweep(
         return int(driver.drive(spec, run, phases, drive_options, out, owned))
 
 
+def _resume_local(
+    run: RunDir,
+    stored: SweepSpec,
+    spec: SweepSpec,
+    state: dict[str, object],
+    options: RunOptions,
+    out: IO[str],
+    stop: GracefulStop,
+) -> int:
+    """Continue an in-process run from its journal (finished trials kept, the rest run)."""
+    extended = spec.search.num_samples != stored.search.num_samples
+    if state.get("status") == "completed" and not extended:
+        print(f"{run}: complete ({spec.total_trials} trials); nothing to resume", file=out)
+        return 0
+    if options.dry_run:
+        print(f"dry run: would resume {run} in-process from {run.journal_path.name}", file=out)
+        return 0
+    recorded_warm = run.read_warm_start(dict(state))
+    gpu_plan = plan_gpus(spec, None, options.allow_cpu, False)
+    local = _local_driver().LocalOptions(
+        gpu_plan,
+        record=resumed_spec(run, stored, None, spec.search.num_samples, None) if extended else None,
+        warm_start=WarmStart.from_json(recorded_warm) if recorded_warm else None,
+        notes=_local_notes(options),
+    )
+    return int(_local_driver().drive_local(spec, run, local, out, stop))
+
+
+def _local_driver() -> ModuleType:
+    """The in-process driver (``raysweep.local.drive``): Ray's search and scheduler classes,
+    no Ray runtime and no compatibility patches."""
+    from raysweep.local import drive
+
+    return drive
+
+
 def rerun_trial(
     run_dir: str | os.PathLike[str], trial_id: str | None, out: IO[str] = sys.stdout
 ) -> int:
@@ -254,6 +328,7 @@ def _dry_run_text(
     lines = [
         f"dry run: would write {run}",
         f"trials: {spec.total_trials} ({spec.search.algorithm}, {spec.scheduler.type})",
+        "execution: " + ("in-process, no Ray" if spec.execution == "local" else "Ray Tune"),
         f"gpus: {list(gpu_plan.physical_ids) or 'none'}",
     ]
     if warm is not None:

@@ -38,6 +38,7 @@ def _run_options(args: argparse.Namespace) -> RunOptions:
         storage=args.storage,
         name=args.name,
         seed=args.seed,
+        execution=args.execution,
         resume=args.resume,
         warm_start=Path(args.warm_start) if args.warm_start else None,
         **_shared_flags(args),
@@ -218,6 +219,13 @@ def build_parser() -> argparse.ArgumentParser:
         "checked at start, docs/cluster.md",
     )
     run.add_argument("--seed", type=int, help="master seed (overrides the config's)")
+    run.add_argument(
+        "--execution",
+        choices=("ray", "local"),
+        help="override the config's execution: 'ray' (Ray Tune: any trainable, GPUs, "
+        "clusters) or 'local' (in this process without Ray: built-in GBM trainables on "
+        "CPUs, seconds less start-up; docs/config.md)",
+    )
     run.add_argument("--num-samples", type=int, metavar="N", help="override search.num_samples")
     run.add_argument(
         "--max-concurrent", type=int, metavar="N", help="override search.max_concurrent"

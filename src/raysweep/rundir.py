@@ -46,6 +46,8 @@ PROBE_DIR = "gpu_probe"  # gpus_per_trial "auto": the probe's own experiment
 SPEC, MANIFEST, PACKING = "spec.json", "repro.json", "gpu_auto.json"
 RESULTS, RESULTS_CSV, BEST = "results.json", "results.csv", "best_config.json"
 REPORT, HTML_REPORT = "report.txt", "report.html"
+LOCAL_DIR = "local"  # "execution": "local": the in-process executor's journal and error texts
+JOURNAL = f"{LOCAL_DIR}/journal.jsonl"
 
 
 def utc_now() -> str:
@@ -131,6 +133,21 @@ class RunDir(RunPlace):
     packing_path = property(lambda self: self.path / PACKING)
     lock_path = property(lambda self: self.path / ".lock")
     probe_dir = property(lambda self: self.path / PROBE_DIR)
+    journal_path = property(lambda self: self.path / JOURNAL)
+
+    def error_path(self, trial_id: str) -> Path:
+        """Where the in-process executor keeps a failed trial's error text."""
+        return self.path / LOCAL_DIR / "errors" / f"{trial_id}.txt"
+
+    def read_journal(self) -> list[dict[str, Any]]:
+        """local/journal.jsonl: the in-process executor's suggestions and ended trials.
+
+        A torn last line (a kill mid-write) is skipped: that trial is unfinished.
+        """
+        return _parse_jsonl(self.store.read_bytes(JOURNAL))
+
+    def has_journal(self) -> bool:
+        return self._has(JOURNAL)
 
     def is_run(self) -> bool:
         """Whether this looks like a raysweep run directory (it has state.json)."""
@@ -232,6 +249,10 @@ class RunDir(RunPlace):
         A remote run's rows are read from a staging copy of each experiment.
         """
         curves: dict[str, list[tuple[int, float]]] = {}
+        for record in self.read_journal():  # a run of the in-process executor
+            if record.get("e") == "end" and isinstance(record.get("rows"), list):
+                rows = [r for r in record["rows"] if _point(r, metric)]
+                curves[str(record["id"])] = sorted({int(r[ITER]): float(r[metric]) for r in rows}.items())
         for part in self.parts():
             with self.local_experiment(part, write_back=False) as exp_dir:
                 rows = experiment_state.read_trial_rows(exp_dir, (ITER, metric))

@@ -1,0 +1,1 @@
+"""The in-process executor (``"execution": "local"``): sweeps without Ray."""

@@ -1,0 +1,177 @@
+"""Drive a local run (``"execution": "local"``): lock, log, state, trials in-process, outputs.
+
+The counterpart of ``driver.run.drive`` without Ray: the same run directory
+(spec.json, state.json, repro.json, trials.jsonl, trial_info.jsonl, results,
+reports, resource_usage.json), plus ``local/journal.jsonl`` in place of Ray Tune's
+``tune/`` experiment, from which ``sweep resume`` continues exactly once.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import IO, Any
+
+from raysweep.config.schema import SweepSpec
+from raysweep.driver.lock import RunLock
+from raysweep.driver.signals import GracefulStop
+from raysweep.gpu.allocation import GPUPlan
+from raysweep.local.trial import LocalTrial
+from raysweep.report.records import SweepResult
+from raysweep.rundir import RunDir
+from raysweep.runlog import RunLog
+from raysweep.search.points import WarmStart
+
+INTERRUPTED = 130
+
+
+@dataclass(frozen=True)
+class LocalOptions:
+    """How a local run is driven, beside its spec (``driver.run.DriveOptions``' counterpart)."""
+
+    gpu_plan: GPUPlan
+    record: SweepSpec | None = None  # a spec to (re)write to spec.json once the lock is held
+    warm_start: WarmStart | None = None  # points the searcher suggests first
+    record_warm_start: bool = False  # a new run: write warm_start to state.json
+    notes: tuple[str, ...] = ()  # flags that do nothing here, said once in the log
+
+
+def drive_local(
+    spec: SweepSpec, run: RunDir, options: LocalOptions, out: IO[str], stop: GracefulStop
+) -> int:
+    """Run (or continue) ``spec``'s trials in this process; 0 ok, 1 failed, 130 interrupted."""
+    run.path.mkdir(parents=True, exist_ok=True)
+    with RunLock(run.lock_path, str(run)) as lock, RunLog(run.log_path, out) as log:
+        if lock.stale_pid:
+            log.print(f"warning: took over a stale lock left by dead pid {lock.stale_pid}")
+        try:
+            result = _drive(spec, run, options, log, stop)
+        except KeyboardInterrupt:
+            name = stop.signal_name if stop.received else "SIGINT"
+            run.mark("interrupted", exit_code=INTERRUPTED, signal=name)
+            log.print(f"interrupted by {name}: state saved; continue with: sweep resume {run}")
+            return INTERRUPTED
+        except BaseException as exc:
+            run.mark("failed", error=f"{type(exc).__name__}: {exc}")
+            raise
+        from raysweep.report.text import format_summary
+
+        code = 0 if result.succeeded else 1
+        run.mark("completed" if code == 0 else "failed", exit_code=code)
+        log.print("")
+        log.print(format_summary(result))
+        log.print(f"Results: {run}")
+        return code
+
+
+def _drive(
+    spec: SweepSpec, run: RunDir, options: LocalOptions, log: RunLog, stop: GracefulStop
+) -> SweepResult:
+    from raysweep.gpu.monitor import ResourceMonitor
+    from raysweep.report.warm import prewarm_report_imports
+    from raysweep.repro.determinism import set_deterministic
+    from raysweep.repro.manifest import write_manifest
+
+    if options.record is not None:
+        run.write_spec(options.record)
+    run.mark("running")
+    if options.record_warm_start and options.warm_start is not None:
+        run.write_warm_start(options.warm_start.to_json())
+    if options.record is not None or not run.has_manifest():
+        write_manifest(run, options.record or spec, options.gpu_plan)
+    stop.check()
+    started = time.monotonic()
+    log.print(
+        f"Sweep {spec.name!r}: {spec.total_trials} trials, {spec.search.algorithm} search, "
+        f"{spec.scheduler.type} scheduler, seed {spec.seed}, in-process (no Ray) -> {run}"
+    )
+    for note in options.notes:
+        log.print(f"note: {note}")
+    prewarm_report_imports()  # imported while the trials run, not after the last one
+    set_deterministic(spec.reproducibility.deterministic, threads=spec.resources.cpus_per_trial)
+    with ResourceMonitor(run.usage_path, gpu_ids=()):
+        trials = _run_trials(spec, run, options, log, stop)
+    stop.check()
+    result = _collect(spec, run, trials)
+    result.wall_time_s = time.monotonic() - started
+    from raysweep.report.build import write_reports
+
+    run.write_results(result)
+    write_reports(run, result, status="completed" if result.succeeded else "failed")
+    return result
+
+
+def _run_trials(
+    spec: SweepSpec, run: RunDir, options: LocalOptions, log: RunLog, stop: GracefulStop
+) -> list[LocalTrial]:
+    from raysweep.driver.progress import ProgressCallback
+    from raysweep.local.executor import Hooks, LocalExecutor
+    from raysweep.local.journal import Journal
+    from raysweep.local.replay import replay
+    from raysweep.local.trial_info import TrialInfoLog
+    from raysweep.tuner.build import build_scheduler, constant_space
+    from raysweep.tuner.search_alg import build_searcher
+
+    several = spec.objectives is not None  # the searcher and scheduler hold their own metrics
+    metric, mode = (None, None) if several else (spec.metric, spec.mode)
+    points = options.warm_start.points if options.warm_start is not None else ()
+    searcher = build_searcher(spec, points)
+    searcher.set_search_properties(metric, mode, constant_space(spec))
+    scheduler = build_scheduler(spec)
+    scheduler.set_search_properties(metric, mode)
+    records = run.read_journal()
+    trial_info = TrialInfoLog(run.trial_info_path)
+    with Journal(run.journal_path) as journal:
+        executor = LocalExecutor(spec, searcher, scheduler, journal, trial_info, run.error_path)
+        if records:
+            seen = replay(executor, records)
+            log.print(
+                f"Resuming: {seen.finished} finished trial(s) kept, {seen.unfinished} "
+                f"unfinished one(s) run again from their first iteration, "
+                f"{max(0, spec.total_trials - len(executor.trials))} to suggest"
+            )
+            if seen.differing:
+                log.print(
+                    f"warning: the searcher, replayed, drew other configs for trial indices "
+                    f"{seen.differing[:10]}; the recorded configs are kept"
+                )
+        progress = ProgressCallback(
+            run.events_path, spec.metric, spec.mode, spec.total_trials, log.stream,
+            terminal=log.out, log_path=run.log_path,
+        )  # fmt: skip
+        progress.setup()
+        trials = executor.order  # grows as trials are suggested
+
+        def started(trial: LocalTrial) -> None:
+            progress.on_trial_start(0, trials, trial)
+
+        def ended(trial: LocalTrial) -> None:
+            if trial.outcome == "errored":
+                progress.on_trial_error(0, trials, trial)
+            else:
+                progress.on_trial_complete(0, trials, trial)
+
+        hooks = Hooks(started, ended, lambda: progress.on_step_end(0, trials),
+                      lambda: stop.received is not None)  # fmt: skip
+        try:
+            done = executor.run(hooks)
+        finally:
+            progress.on_experiment_end(trials)
+            trial_info.close()
+    return done
+
+
+def _collect(spec: SweepSpec, run: RunDir, trials: list[Any]) -> SweepResult:
+    from raysweep.report.collect import collect
+
+    return collect(
+        trials,
+        spec.name,
+        spec.metric,
+        spec.mode,
+        spec.seed,
+        run.read_events(),
+        run.read_trial_info(),
+        max_iterations=spec.iteration_budget,
+        objectives=spec.objective_pairs,
+    )

@@ -1,0 +1,83 @@
+"""A trial of the in-process executor, shaped like the parts of Ray's ``Trial`` raysweep reads.
+
+``report.collect.collect``, the progress display (``driver.progress``) and Ray Tune's
+schedulers read a trial's ``trial_id``, ``config``, ``status``, ``last_result``,
+``metric_analysis``, ``error_file`` and ``path``; :class:`LocalTrial` has exactly
+those, so the run directory a local run writes is the one a Ray run writes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from raysweep.search.indexed import INDEX_KEY
+
+# Ray's trial states, as the readers of trials expect them.
+PENDING, RUNNING, TERMINATED, ERROR = "PENDING", "RUNNING", "TERMINATED", "ERROR"
+ENDED_STATUS = {"completed": TERMINATED, "stopped": TERMINATED, "errored": ERROR}
+
+
+@dataclass(eq=False)  # hashed by identity: Ray's median rule keys its results by trial
+class LocalTrial:
+    """One trial: its suggestion, the rows it reported, and how it ended."""
+
+    trial_id: str
+    config: dict[str, Any]  # as suggested, with the trial index (``__trial_index__``)
+    status: str = PENDING
+    last_result: dict[str, Any] = field(default_factory=dict)
+    metric_analysis: dict[str, dict[str, float]] = field(default_factory=dict)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    error_file: str | None = None
+    path: str | None = None  # Ray's trial folder; a local trial has none
+    outcome: str | None = None  # completed, stopped or errored, once it ended
+    started: float | None = None
+    ended: float | None = None
+
+    @property
+    def index(self) -> int:
+        return int(self.config.get(INDEX_KEY, -1))
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The hyperparameters the trainable gets (the config without the trial index)."""
+        return {k: v for k, v in self.config.items() if k != INDEX_KEY}
+
+    def add_row(self, row: dict[str, Any]) -> None:
+        """Keep a reported row; track each number's min, max and last like Ray does."""
+        self.rows.append(row)
+        self.last_result = row
+        for key, value in row.items():
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                continue
+            if isinstance(value, float) and math.isnan(value):
+                continue
+            seen = self.metric_analysis.get(key)
+            if seen is None:
+                self.metric_analysis[key] = {"min": value, "max": value, "last": value}
+            else:
+                seen.update(min=min(seen["min"], value), max=max(seen["max"], value), last=value)
+
+    def restart(self) -> None:
+        """Forget the rows of an attempt that is run again (a retry, or a resume)."""
+        self.rows.clear()
+        self.last_result = {}
+        self.metric_analysis = {}
+
+    def end_record(self) -> dict[str, Any]:
+        """The journal's ``end`` record of this trial."""
+        return {
+            "id": self.trial_id,
+            "index": self.index,
+            "status": self.outcome,
+            "rows": self.rows,
+            "error_file": self.error_file,
+            "started": self.started,
+            "ended": self.ended,
+        }
+
+    def finish(self, outcome: str, ended: float) -> None:
+        self.outcome = outcome
+        self.status = ENDED_STATUS[outcome]
+        self.ended = ended
