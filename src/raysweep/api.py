@@ -114,13 +114,13 @@ def check_local_options(spec: SweepSpec, options: RunOptions) -> None:
         return
     if options.cluster_address():
         raise ConfigError(
-            f"--address {options.cluster_address()}: \"execution\": \"local\" runs the trials "
-            "in this process, on this machine; set \"execution\": \"ray\" to use a Ray cluster"
+            f'--address {options.cluster_address()}: "execution": "local" runs the trials '
+            'in this process, on this machine; set "execution": "ray" to use a Ray cluster'
         )
     if is_uri(options.storage):
         raise ConfigError(
-            f"--storage {options.storage}: \"execution\": \"local\" keeps its run directory "
-            "on a local filesystem; give a directory, or set \"execution\": \"ray\""
+            f'--storage {options.storage}: "execution": "local" keeps its run directory '
+            'on a local filesystem; give a directory, or set "execution": "ray"'
         )
 
 

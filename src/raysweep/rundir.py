@@ -251,8 +251,9 @@ class RunDir(RunPlace):
         curves: dict[str, list[tuple[int, float]]] = {}
         for record in self.read_journal():  # a run of the in-process executor
             if record.get("e") == "end" and isinstance(record.get("rows"), list):
-                rows = [r for r in record["rows"] if _point(r, metric)]
-                curves[str(record["id"])] = sorted({int(r[ITER]): float(r[metric]) for r in rows}.items())
+                kept = [r for r in record["rows"] if _point(r, metric)]
+                points = {int(r[ITER]): float(r[metric]) for r in kept}
+                curves[str(record["id"])] = sorted(points.items())
         for part in self.parts():
             with self.local_experiment(part, write_back=False) as exp_dir:
                 rows = experiment_state.read_trial_rows(exp_dir, (ITER, metric))

@@ -408,7 +408,7 @@ class SweepSpec(StrictModel):
 
 def check_local_execution(spec: SweepSpec) -> None:
     """ValueError naming the field that ``"execution": "local"`` cannot run."""
-    how = "; use \"execution\": \"ray\""
+    how = '; use "execution": "ray"'
     if spec.trainable not in LOCAL_TRAINABLES:
         raise ValueError(
             f"execution: 'local' runs the built-in GBM trainables ({', '.join(LOCAL_TRAINABLES)}) "

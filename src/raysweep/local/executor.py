@@ -246,4 +246,3 @@ class LocalExecutor:
             checkpoint_at=pause_points(spec),
             master_seed=spec.seed,
         )
-
