@@ -51,7 +51,8 @@ def run_status(run: RunDir, now: datetime | None = None) -> dict[str, Any]:
             if t.status == "errored"
         ]
     else:
-        counts, best, source = _snapshot_counts(run, state), run.read_best(), "snapshot"
+        counts, best = _snapshot_counts(run, state), run.read_best()
+        source = "journal" if run.has_journal() else "snapshot"
     info: dict[str, Any] = {
         "run": str(run.path),
         "name": run.name,
@@ -140,6 +141,8 @@ def _best_of_events(events: list[dict[str, Any]], spec: Any) -> dict[str, Any] |
 
 
 def _snapshot_counts(run: RunDir, state: dict[str, Any]) -> dict[str, int]:
+    if run.has_journal():
+        return _journal_counts(run)
     counts: dict[str, int] = {}
     for part in run.parts(state):
         if not run.has_experiment(part):
@@ -147,6 +150,22 @@ def _snapshot_counts(run: RunDir, state: dict[str, Any]) -> dict[str, int]:
         for trial in run.trial_states(part):
             name = _RAY_STATUS.get(trial["status"], str(trial["status"]).lower())
             counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def _journal_counts(run: RunDir) -> dict[str, int]:
+    """Trials of an in-process run by how its journal left them (what a resume will find)."""
+    suggested: set[str] = set()
+    counts: dict[str, int] = {}
+    for record in run.read_journal():
+        if record.get("e") == "suggest":
+            suggested.add(str(record.get("id")))
+        elif record.get("e") == "end" and str(record.get("id")) in suggested:
+            suggested.discard(str(record.get("id")))
+            kind = str(record.get("status"))
+            counts[kind] = counts.get(kind, 0) + 1
+    if suggested:
+        counts["unfinished"] = len(suggested)
     return counts
 
 
