@@ -1,0 +1,154 @@
+"""The in-process executor ("execution": "local") run in this process: the run directory it
+writes, trial for trial the same results as Ray Tune, errors, budgets and extensions."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from raysweep import api
+from raysweep.repro.seeds import trial_seed_for
+from raysweep.rundir import RunDir
+
+
+def gbm_sweep(name: str, **fields: Any) -> dict[str, Any]:
+    """A small LightGBM sweep on breast_cancer, in-process: 6 trials, Optuna TPE + ASHA."""
+    return {
+        "name": name,
+        "trainable": "lightgbm",
+        "trainable_args": {"dataset": "breast_cancer", "num_boost_round": 20, "report_every": 5},
+        "metric": "val_loss",
+        "mode": "min",
+        "space": {
+            "learning_rate": {"type": "loguniform", "low": 0.01, "high": 0.3},
+            "num_leaves": {"type": "int", "low": 4, "high": 32, "log": True},
+            "objective": "binary",
+        },
+        "search": {"algorithm": "optuna", "num_samples": 6, "max_concurrent": 2,
+                   "options": {"n_startup_trials": 3}},
+        "scheduler": {"type": "asha", "max_t": 4, "grace_period": 1, "reduction_factor": 2},
+        "resources": {"cpus_per_trial": 1},
+        "seed": 7,
+        "checkpoint": {"frequency": 2},
+        "execution": "local",
+        **fields,
+    }  # fmt: skip
+
+
+def run(tmp_path: Path, data: dict[str, Any], **options: Any) -> tuple[int, RunDir, str]:
+    path = tmp_path / f"{data['name']}.json"
+    path.write_text(json.dumps(data))
+    out = io.StringIO()
+    opts = api.RunOptions(config=path, storage=tmp_path / "runs", dashboard=False, **options)
+    code = api.run_sweep(opts, out=out)
+    return code, RunDir(tmp_path / "runs" / data["name"]), out.getvalue()
+
+
+def results(run_dir: RunDir) -> dict[str, Any]:
+    return dict(json.loads(run_dir.results_path.read_text()))
+
+
+def test_a_local_run_writes_the_run_directory_without_ray_tune(tmp_path: Path) -> None:
+    code, run_dir, out = run(tmp_path, gbm_sweep("local"))
+    assert code == 0, out
+    assert "in-process (no Ray)" in out
+    trials = results(run_dir)["trials"]
+    assert sorted(t["index"] for t in trials) == list(range(6))
+    assert {t["status"] for t in trials} <= {"completed", "stopped"}
+    assert any(t["status"] == "stopped" for t in trials), "ASHA stopped no trial"
+    assert all(t["seed"] == trial_seed_for(7, t["index"]) for t in trials)
+    assert all(t["config"]["objective"] == "binary" for t in trials)  # constants merged
+    assert not (run_dir.path / "tune").exists()
+    for name in ("spec.json", "repro.json", "best_config.json", "report.html", "report.txt"):
+        assert (run_dir.path / name).is_file(), name
+    assert run_dir.read_state()["status"] == "completed"
+    ended = [e for e in run_dir.read_events() if e["event"] == "ended"]
+    assert len(ended) == 6
+    returned = {r["trial_id"] for r in run_dir.read_trial_info() if r["event"] == "returned"}
+    completed = {t["trial_id"] for t in trials if t["status"] == "completed"}
+    assert returned <= completed  # ASHA stops a trial at max_t: completed, not returned
+    assert all(t["iterations"] == 4 for t in trials if t["status"] == "completed")
+    curves = run_dir.trial_curves("val_loss")
+    assert all(len(curves[t["trial_id"]]) == t["iterations"] for t in trials)
+    assert json.loads(run_dir.spec_path.read_text())["spec"]["execution"] == "local"
+
+
+def test_local_and_ray_runs_give_the_same_trials(tmp_path: Path, ray_session: None) -> None:
+    """Random search, FIFO: every index gets the same config, seed and metrics either way."""
+    fifo = {"search": {"algorithm": "random", "num_samples": 4, "max_concurrent": 2},
+            "scheduler": {"type": "fifo"}}  # fmt: skip
+    code, local_dir, out = run(tmp_path, gbm_sweep("same-local", **fifo))
+    assert code == 0, out
+    code, ray_dir, out = run(tmp_path, gbm_sweep("same-ray", **fifo, execution="ray"))
+    assert code == 0, out
+    assert (ray_dir.path / "tune").is_dir()
+
+    def by_index(run_dir: RunDir) -> dict[int, tuple[Any, ...]]:
+        return {
+            t["index"]: (t["config"], t["seed"], t["last"], t["best_metric"], t["status"])
+            for t in results(run_dir)["trials"]
+        }
+
+    assert by_index(local_dir) == by_index(ray_dir)
+
+
+def test_errored_trials_are_recorded_with_their_error(tmp_path: Path) -> None:
+    """A data column that is not in the file: found only when a trial loads the data."""
+    data_file = tmp_path / "data.csv"
+    data_file.write_text("a,b,y\n" + "".join(f"{i},{i % 3},{i % 2}\n" for i in range(40)))
+    args = {"dataset": str(data_file), "target": "y", "features": ["a", "no_such_column"]}
+    data = gbm_sweep("errs", scheduler={"type": "fifo"}, trainable_args=args, max_failures=1)
+    data["search"]["num_samples"] = 2
+    code, run_dir, out = run(tmp_path, data)
+    assert code == 1, out
+    trials = results(run_dir)["trials"]
+    assert [t["status"] for t in trials] == ["errored", "errored"]
+    assert all("no_such_column" in (t["error"] or "") for t in trials)
+    assert run_dir.read_state()["status"] == "failed"
+
+
+def test_the_time_budget_ends_a_local_sweep(tmp_path: Path) -> None:
+    data = gbm_sweep("budget", stop={"time_budget_s": 0.5}, scheduler={"type": "fifo"})
+    data["search"]["num_samples"] = 500
+    data["trainable_args"]["num_boost_round"] = 200
+    code, run_dir, out = run(tmp_path, data)
+    assert code == 0, out
+    trials = results(run_dir)["trials"]
+    assert 0 < len(trials) < 500
+
+
+def test_resume_extends_a_finished_local_run(tmp_path: Path) -> None:
+    code, run_dir, out = run(tmp_path, gbm_sweep("extend"))
+    assert code == 0, out
+    before = {t["trial_id"]: t for t in results(run_dir)["trials"]}
+    out_io = io.StringIO()
+    code = api.resume_sweep(str(run_dir), api.RunOptions(num_samples=9, dashboard=False), out_io)
+    assert code == 0, out_io.getvalue()
+    assert "6 finished trial(s) kept" in out_io.getvalue()
+    after = results(run_dir)["trials"]
+    assert sorted(t["index"] for t in after) == list(range(9))
+    for trial in after:
+        if trial["trial_id"] in before:
+            assert trial == before[trial["trial_id"]]
+    assert run_dir.read_spec().search.num_samples == 9
+
+
+def test_local_execution_refuses_a_cluster_address(tmp_path: Path) -> None:
+    from raysweep.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="--address 127.0.0.1:6379.*execution"):
+        run(tmp_path, gbm_sweep("refused"), address="127.0.0.1:6379")
+    assert not (tmp_path / "runs" / "refused").exists()
+
+
+def test_the_execution_flag_overrides_the_config(tmp_path: Path) -> None:
+    data = gbm_sweep("flag", execution="ray")
+    data["search"]["num_samples"] = 2
+    code, run_dir, out = run(tmp_path, data, execution="local")
+    assert code == 0, out
+    assert run_dir.read_spec().execution == "local"
+    assert run_dir.journal_path.is_file()
