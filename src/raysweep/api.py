@@ -328,7 +328,6 @@ def _dry_run_text(
     lines = [
         f"dry run: would write {run}",
         f"trials: {spec.total_trials} ({spec.search.algorithm}, {spec.scheduler.type})",
-        "execution: " + ("in-process, no Ray" if spec.execution == "local" else "Ray Tune"),
         f"gpus: {list(gpu_plan.physical_ids) or 'none'}",
     ]
     if warm is not None:
@@ -344,6 +343,8 @@ def _dry_run_text(
             f"to {probe_iterations(spec)} iteration(s) or {PROBE_SECONDS:.0f} s; its peak "
             "memory decides how many trials share a GPU)"
         )
+    if spec.execution == "local":
+        lines.append("execution: local (trials in this process, no Ray)")
     return "\n".join([*lines, json.dumps(spec_to_json(spec), indent=2)])
 
 

@@ -140,7 +140,7 @@ def test_resume_extends_a_finished_local_run(tmp_path: Path) -> None:
 def test_local_execution_refuses_a_cluster_address(tmp_path: Path) -> None:
     from raysweep.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="--address 127.0.0.1:6379.*execution"):
+    with pytest.raises(ConfigError, match=r"--address 127\.0\.0\.1:6379.*execution"):
         run(tmp_path, gbm_sweep("refused"), address="127.0.0.1:6379")
     assert not (tmp_path / "runs" / "refused").exists()
 
