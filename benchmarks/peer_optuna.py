@@ -9,7 +9,11 @@ sampler and seed, successive halving for ASHA, the same split, rounds and report
 cadence) and ``sweep run`` run interleaved, repeat by repeat. Whole-process
 time for both; for raysweep the split: CLI start (Popen to ``ray.init``), Ray
 start, fit start to the first trial body, the steady per-trial cost (second
-half of the trial ends) and fit end to exit. Full runs add a third variant:
+half of the trial ends) and fit end to exit. ``sweep run --execution local`` (the
+in-process executor, no Ray) runs too, split into process start to the first
+trial start, steady per trial and last trial end to exit; the targets are its
+ratios (what a one-machine user gets), and the Ray Tune path's ratios are kept
+beside them as figures. Full runs add a fourth variant:
 the Optuna study training through raysweep's own built-in trainable code
 (``--raysweep-trainable``: same loader, split, parameters, report cadence and
 checkpoint writes, no Ray), which prices raysweep's code apart from Ray's.
@@ -73,15 +77,46 @@ def run_plain(work: Workload, trials: int | None, raysweep_trainable: bool = Fal
         return launch
 
 
-def run_sweep(work: Workload, trials: int | None) -> Launch:
-    """``sweep run`` on ``work``, with the probe's clocks and the run's trial records."""
+def run_sweep(work: Workload, trials: int | None, local: bool = False) -> Launch:
+    """``sweep run`` on ``work``, with the probe's clocks and the run's trial records.
+
+    ``local``: with ``--execution local`` (the in-process executor, no Ray).
+    """
     config = json.loads(json.dumps(work.config))
     if trials:
         config["search"]["num_samples"] = trials
     with workdir(NAME) as tmp:
-        launch = launch_sweep(f"raysweep:{work.name}", config, tmp)
-        add_split(launch, Path(launch.run_dir or tmp))
+        if local:
+            launch = launch_sweep(f"local:{work.name}", config, tmp,
+                                  args=("--execution", "local", "--no-dashboard"))  # fmt: skip
+            add_local_split(launch, Path(launch.run_dir or tmp))
+        else:
+            launch = launch_sweep(f"raysweep:{work.name}", config, tmp)
+            add_split(launch, Path(launch.run_dir or tmp))
         return launch
+
+
+def add_local_split(launch: Launch, run_dir: Path) -> None:
+    """Process start to the first trial start, steady per trial, last trial end to exit."""
+    started = launch.extra.get("popen_t")
+    first, last = launch.extra.get("first_start_t"), launch.extra.get("last_end_t")
+    ends = [float(e["t"]) for e in _events(run_dir) if e.get("event") in ("ended", "errored")]
+    launch.extra.update(steady_per_trial_s=steady_per_trial_s(ends), best=_best(run_dir))
+    if started is not None and first is not None:
+        launch.extra["start_to_first_trial_s"] = first - started
+    if started is not None and last is not None:
+        launch.extra["last_trial_to_exit_s"] = started + launch.process_s - last
+
+
+def _events(run_dir: Path) -> list[dict[str, Any]]:
+    path = run_dir / "trials.jsonl"
+    events = []
+    for line in path.read_text(encoding="utf-8").splitlines() if path.is_file() else []:
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            continue
+    return events
 
 
 def add_split(launch: Launch, run_dir: Path) -> None:
@@ -138,12 +173,15 @@ def workload_metrics(runs: dict[str, list[Launch]], work: Workload) -> dict[str,
     """Per-variant summaries and the ratios of one workload."""
     plain = [x for x in runs[f"optuna:{work.name}"] if x.returncode == 0]
     ours = [x for x in runs[f"raysweep:{work.name}"] if x.returncode == 0]
+    local_runs = runs.get(f"local:{work.name}", [])
+    local = [x for x in local_runs if x.returncode == 0]
 
     def extra(launches: list[Launch], key: str) -> dict[str, Any]:
         return summarize(x.extra.get(key) for x in launches)
 
     # Repeat by repeat (interleaved, so each pair ran under the same load).
     pairs = list(zip(ours, plain, strict=False))
+    local_pairs = list(zip(local, plain, strict=False))
     return {
         "optuna": _plain_metrics(runs[f"optuna:{work.name}"]),
         "inproc": _plain_metrics(runs.get(f"inproc:{work.name}", [])),
@@ -158,12 +196,27 @@ def workload_metrics(runs: dict[str, list[Launch]], work: Workload) -> dict[str,
             "teardown_s": summarize(x.teardown_s for x in ours),
             "best": extra(ours, "best"),
         },
-        "process_ratio": summarize(ratio(a.process_s, b.process_s) for a, b in pairs),
-        "steady_ratio": summarize(
-            ratio(a.extra.get("steady_per_trial_s"), b.extra.get("steady_per_trial_s"))
-            for a, b in pairs
-        ),
+        "local": {
+            "runs": len(local_runs),
+            "failed_runs": len(local_runs) - len(local),
+            "process_s": summarize(x.process_s for x in local),
+            "start_to_first_trial_s": extra(local, "start_to_first_trial_s"),
+            "steady_per_trial_s": extra(local, "steady_per_trial_s"),
+            "last_trial_to_exit_s": extra(local, "last_trial_to_exit_s"),
+            "best": extra(local, "best"),
+        },
+        "process_ratio": _ratios(local_pairs, None),
+        "steady_ratio": _ratios(local_pairs, "steady_per_trial_s"),
+        "process_ratio_ray": _ratios(pairs, None),
+        "steady_ratio_ray": _ratios(pairs, "steady_per_trial_s"),
     }
+
+
+def _ratios(pairs: list[tuple[Launch, Launch]], key: str | None) -> dict[str, Any]:
+    """Summary of ``a / b`` over the pairs: whole-process time, or ``extra[key]``."""
+    if key is None:
+        return summarize(ratio(a.process_s, b.process_s) for a, b in pairs)
+    return summarize(ratio(a.extra.get(key), b.extra.get(key)) for a, b in pairs)
 
 
 def run(
@@ -180,6 +233,7 @@ def run(
         work = WORKLOADS[name]
         launchers[f"optuna:{name}"] = lambda w=work: run_plain(w, trials)
         launchers[f"raysweep:{name}"] = lambda w=work: run_sweep(w, trials)
+        launchers[f"local:{name}"] = lambda w=work: run_sweep(w, trials, local=True)
         if not quick:
             launchers[f"inproc:{name}"] = lambda w=work: run_plain(w, trials, True)
     runs = interleave(NAME, reps, launchers)
@@ -190,15 +244,21 @@ def run(
         metrics = workload_metrics(runs, WORKLOADS[name])
         variants[f"{name}: plain Optuna"] = metrics["optuna"]
         variants[f"{name}: sweep run"] = metrics["raysweep"]
+        variants[f"{name}: sweep run --execution local"] = metrics["local"]
         if metrics["inproc"]["runs"]:
             variants[f"{name}: raysweep's trainable in Optuna, no Ray"] = metrics["inproc"]
         figures[f"{name}_process_ratio"] = metrics["process_ratio"]
         figures[f"{name}_steady_ratio"] = metrics["steady_ratio"]
+        figures[f"{name}_process_ratio_ray"] = metrics["process_ratio_ray"]
+        figures[f"{name}_steady_ratio_ray"] = metrics["steady_ratio_ray"]
         what = WORKLOADS[name].what
         process = metrics["process_ratio"]["median"]
         steady = metrics["steady_ratio"]["median"]
-        targets.append(target(f"{what}: whole process", process, "<=", TARGETS[name], "x"))
-        targets.append(target(f"{what}: steady per-trial cost", steady, "<=", STEADY_TARGET, "x"))
+        local = "(execution local)"
+        targets.append(target(f"{what}: whole process {local}", process, "<=", TARGETS[name], "x"))
+        targets.append(
+            target(f"{what}: steady per-trial cost {local}", steady, "<=", STEADY_TARGET, "x")
+        )
     params = {"workloads": names, "repeats": reps, "trials": trials,
               "what": {n: WORKLOADS[n].what for n in names}}  # fmt: skip
     return bench_result(TITLE, params, variants, targets, runs, figures)

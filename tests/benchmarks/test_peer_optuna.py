@@ -34,21 +34,27 @@ def test_quick_peer_benchmark_runs_both_ways_and_splits_raysweeps_time(tmp_path:
     assert data["params"]["workloads"] == ["demo"] and data["params"]["trials"] == 10
 
     plain, ours = data["runs"]["optuna:demo"][0], data["runs"]["raysweep:demo"][0]
-    assert plain["returncode"] == 0 and ours["returncode"] == 0
-    assert plain["extra"]["finished"] == 10  # the same number of trials both ways
+    local = data["runs"]["local:demo"][0]
+    assert plain["returncode"] == 0 and ours["returncode"] == 0 and local["returncode"] == 0
+    assert plain["extra"]["finished"] == 10  # the same number of trials every way
     assert ours["extra"]["finished"] == 10
+    assert local["extra"]["finished"] == 10
+    assert 0 < local["extra"]["start_to_first_trial_s"] < local["process_s"]
+    assert 0 < local["extra"]["last_trial_to_exit_s"] < local["process_s"]
     for key in ("cli_start_s", "ray_start_s", "fit_to_first_trial_body_s"):
         assert ours["extra"][key] > 0, key
     assert 0 < ours["extra"]["cli_start_s"] < ours["process_s"]
     assert ours["teardown_s"] > 0 and plain["teardown_s"] > 0
-    for run in (plain, ours):  # both found a validation loss in the same range
+    for run in (plain, ours, local):  # all found a validation loss in the same range
         assert 0 < run["extra"]["best"] < 0.7
 
     variants = data["variants"]
     assert variants["demo: plain Optuna"]["process_s"]["n"] == 1
     assert variants["demo: sweep run"]["process_s"]["n"] == 1
-    ratio = data["figures"]["demo_process_ratio"]["median"]
-    assert ratio == pytest.approx(ours["process_s"] / plain["process_s"])
+    ratio = data["figures"]["demo_process_ratio"]["median"]  # the target: execution local
+    assert ratio == pytest.approx(local["process_s"] / plain["process_s"])
+    ray_ratio = data["figures"]["demo_process_ratio_ray"]["median"]
+    assert ray_ratio == pytest.approx(ours["process_s"] / plain["process_s"])
     names = [t["name"] for t in data["targets"]]
     assert any("whole process" in n for n in names) and any("steady" in n for n in names)
     assert "Against plain Optuna" in proc.stdout
