@@ -93,6 +93,7 @@ def test_killed_local_run_resumes_exactly_once(tmp_path: Path, drivers: Sweeps) 
     code, out = drivers.run("resume", str(run_dir))
     assert code == 0, out
     assert f"{len(before)} finished trial(s) kept" in out
+    assert "drew other configs" not in out  # the replayed TPE chain suggested as recorded
     trials = json.loads((run_dir / "results.json").read_text())["trials"]
     assert sorted(t["index"] for t in trials) == list(range(40))  # none lost, none twice
     by_id = {t["trial_id"]: t for t in trials}
