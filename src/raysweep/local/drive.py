@@ -123,6 +123,8 @@ def _run_trials(
     trial_info = TrialInfoLog(run.trial_info_path)
     with Journal(run.journal_path) as journal:
         executor = LocalExecutor(spec, searcher, scheduler, journal, trial_info, run.error_path)
+        if not records and options.warm_start is not None:
+            _log_warm_start(options.warm_start, log)
         if records:
             seen = replay(executor, records)
             log.print(
@@ -159,6 +161,19 @@ def _run_trials(
             progress.on_experiment_end(trials)
             trial_info.close()
     return done
+
+
+def _log_warm_start(warm: WarmStart, log: RunLog) -> None:
+    """Say which configurations run first (a new run with ``--warm-start``)."""
+    if warm.points:
+        log.print(
+            f"Warm start: {len(warm.points)} configuration(s) from {warm.source} evaluated "
+            f"first (trial indices 0...{len(warm.points) - 1})"
+        )
+    else:
+        log.print(f"Warm start: no configuration of {warm.source} is used")
+    for note in warm.notes:
+        log.print(f"  {note}")
 
 
 def _collect(spec: SweepSpec, run: RunDir, trials: list[Any]) -> SweepResult:
