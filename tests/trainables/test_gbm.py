@@ -206,3 +206,33 @@ def test_ray_trials_report_checkpoint_and_recover(
         clean = run_gbm(library, tmp_path / library, config, args, checkpoint_frequency=2)
         keys = ("val_loss", "val_accuracy")
         assert [result.metrics[k] for k in keys] == [clean.metrics[-1][k] for k in keys]
+
+
+@pytest.mark.parametrize(
+    ("library", "dataset", "config"),
+    [
+        ("lightgbm", "breast_cancer", {"learning_rate": 0.2, "num_leaves": 9,
+                                       "feature_fraction": 0.7, "bagging_fraction": 0.6,
+                                       "bagging_freq": 1}),
+        ("lightgbm", "diabetes", {"learning_rate": 0.1, "feature_fraction": 0.8}),
+        ("xgboost", "wine", {"eta": 0.2, "subsample": 0.7, "colsample_bytree": 0.6}),
+        ("catboost", "wine", {"learning_rate": 0.2, "depth": 3, "rsm": 0.7}),
+    ],
+)  # fmt: skip
+def test_segments_without_kept_checkpoints_report_what_checkpointed_ones_do(
+    library: Library, dataset: str, config: dict[str, Any]
+) -> None:
+    """The in-process executor keeps no checkpoints; its trials must still equal Ray's."""
+    data = load_dataset({"dataset": dataset}, 0)
+    args = {"num_boost_round": 24, "report_every": 4}
+    ctx = TrialContext(index=3, seed=77, metric="val_loss", mode="min", trainable_args=args,
+                       checkpoint_frequency=2)  # fmt: skip
+    kept: list[tuple[dict[str, float], bool]] = []
+    memory: list[tuple[dict[str, float], bool]] = []
+    fit_gbm(library, config, ctx, data, lambda m, c: kept.append((dict(m), c is not None)))
+    fit_gbm(library, config, ctx, data, lambda m, c: memory.append((dict(m), c is not None)),
+            keep_checkpoints=False)  # fmt: skip
+    assert [m for m, _ in memory] == [m for m, _ in kept]
+    assert any(c for _, c in kept)
+    # LightGBM and XGBoost continue from memory; CatBoost still writes (and reads) its file.
+    assert any(c for _, c in memory) == (library == "catboost")

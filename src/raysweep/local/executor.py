@@ -177,7 +177,7 @@ class LocalExecutor:
             try:
                 dataset = load_dataset(ctx.trainable_args, split_seed(ctx))
                 fit_gbm(self.spec.trainable, trial.params, ctx, dataset,  # type: ignore[arg-type]
-                        self._reporter(trial, started))  # fmt: skip
+                        self._reporter(trial, started), keep_checkpoints=False)  # fmt: skip
             except SweepAborted:
                 return
             except TrialStopped:

@@ -88,10 +88,16 @@ def fit_gbm(
     dataset: Dataset,
     report: Reporter,
     checkpoint_dir: Path | None = None,
+    keep_checkpoints: bool = True,
 ) -> None:
     """Train ``library`` on ``dataset``, calling ``report`` as the trial progresses.
 
     Resumes from ``checkpoint_dir`` when given. Metrics: ``val_*`` plus ``rounds``.
+    ``keep_checkpoints`` False (the in-process executor, which restarts an unfinished
+    trial instead of resuming it): the same segments, each continuing from the model in
+    memory, and reports without a checkpoint directory, for the libraries whose model
+    continues bit for bit from memory as from its saved file (LightGBM, XGBoost;
+    CatBoost's does not, so its checkpoints are still written and read back).
     """
     if library not in _BACKENDS:
         raise ConfigError(f"unknown GBM library {library!r}; one of {', '.join(_BACKENDS)}")
@@ -126,7 +132,10 @@ def fit_gbm(
         held.clear()
         model = backend.train(model, done, end, _segment_seed(ctx.seed, done), on_round, due)
         done = end
-        if checkpointing:
+        if checkpointing and not keep_checkpoints and backend.exact_in_memory:
+            reports += 1
+            report(dict(held), None)
+        elif checkpointing:
             reports += 1
             with tempfile.TemporaryDirectory(prefix="raysweep-ckpt-") as tmp:
                 path = Path(tmp)
@@ -188,6 +197,7 @@ def _safe_names(names: list[str]) -> list[str]:
 
 class _LightGBM:
     whole_fit_only = False
+    exact_in_memory = True  # continuing the booster in memory = from its saved model text
 
     def __init__(self, params: dict[str, Any], dataset: Dataset, ctx: TrialContext) -> None:
         self.params, self.data = params, dataset
@@ -242,6 +252,7 @@ class _LightGBM:
 
 class _XGBoost:
     whole_fit_only = False
+    exact_in_memory = True  # continuing the booster in memory = from its saved UBJSON
 
     def __init__(self, params: dict[str, Any], dataset: Dataset, ctx: TrialContext) -> None:
         import xgboost as xgb
@@ -273,6 +284,8 @@ class _XGBoost:
 
 
 class _CatBoost:
+    exact_in_memory = False  # a fit continued in memory differs from one continued from file
+
     def __init__(self, params: dict[str, Any], dataset: Dataset, ctx: TrialContext) -> None:
         from catboost import Pool
 
