@@ -17,6 +17,7 @@ from raysweep.errors import ConfigError, SweepError
 if TYPE_CHECKING:
     from raysweep.api import RunOptions
 
+EXECUTION_HELP = "ray (Ray Tune) or local (GBM on CPUs in this process, no Ray; docs/config.md)"
 EPILOG = """exit codes: 0 done (at least one trial succeeded), 1 the sweep failed,
 2 invalid input (nothing started, nothing written), 130 interrupted (resumable)"""
 
@@ -219,13 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
         "checked at start, docs/cluster.md",
     )
     run.add_argument("--seed", type=int, help="master seed (overrides the config's)")
-    run.add_argument(
-        "--execution",
-        choices=("ray", "local"),
-        help="override the config's execution: 'ray' (Ray Tune: any trainable, GPUs, "
-        "clusters) or 'local' (in this process without Ray: built-in GBM trainables on "
-        "CPUs, seconds less start-up; docs/config.md)",
-    )
+    run.add_argument("--execution", choices=("ray", "local"), help=EXECUTION_HELP)
     run.add_argument("--num-samples", type=int, metavar="N", help="override search.num_samples")
     run.add_argument(
         "--max-concurrent", type=int, metavar="N", help="override search.max_concurrent"

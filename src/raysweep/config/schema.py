@@ -20,6 +20,7 @@ from pydantic import (
 
 from raysweep.config.base import StrictModel, format_error
 from raysweep.config.conditions import check_conditions
+from raysweep.config.execution import check_local_execution
 from raysweep.config.objectives import (
     Objective,
     SchedulerMetric,
@@ -43,12 +44,6 @@ OPTUNA_SAMPLERS = ("tpe", "cmaes", "gp", "random", "nsga2")
 AUTO = "auto"  # resources.gpus_per_trial: probe one trial's GPU memory and pack by it
 _PARAM_ADAPTER: TypeAdapter[Any] = TypeAdapter(Param)
 _TRAINABLE_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
-# "execution": where the trials run. "ray": Ray Tune (any trainable, GPUs, clusters);
-# "local": raysweep's in-process executor (raysweep.local), for the built-in GBM
-# trainables on this machine's CPUs, without starting Ray.
-EXECUTIONS = ("ray", "local")
-LOCAL_TRAINABLES = ("lightgbm", "xgboost", "catboost")
-LOCAL_SCHEDULERS = ("fifo", "asha", "median")
 
 
 class OptunaOptions(StrictModel):
@@ -279,12 +274,7 @@ class SweepSpec(StrictModel):
     checkpoint: CheckpointSettings = Field(default_factory=CheckpointSettings)
     max_failures: int = Field(default=0, ge=0)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
-    execution: Literal["ray", "local"] = Field(
-        default="ray",
-        description="'ray': trials run on Ray Tune (any trainable, GPUs, a cluster); "
-        "'local': in this process without Ray, for the built-in GBM trainables on CPUs "
-        "(same searchers, schedulers, seeds and run directory; much less start-up cost)",
-    )
+    execution: Literal["ray", "local"] = "ray"  # or in this process, no Ray: config/execution.py
 
     @model_validator(mode="before")
     @classmethod
@@ -362,20 +352,16 @@ class SweepSpec(StrictModel):
                 f"({not_strict[self.scheduler.type]}); use fifo, or set "
                 "reproducibility.strict to false and search.max_concurrent to 1"
             )
-        if self.execution == "local":
-            check_local_execution(self)
+        check_local_execution(self)
         return self
 
     @model_serializer(mode="wrap")
     def _omit_single_objective(
         self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
     ) -> Any:
-        data = handler(self)
-        if isinstance(data, dict) and data.get("objectives", 0) is None:
-            del data["objectives"]  # a one-metric spec serialises as it always did
-        if isinstance(data, dict) and data.get("execution") == "ray":
-            del data["execution"]  # the default: spec.json and its sha256 as before
-        return data
+        data = handler(self)  # one-metric and Ray specs serialise (and hash) as they always did
+        drop = (("objectives", None), ("execution", "ray"))
+        return {k: v for k, v in data.items() if (k, v) not in drop} if type(data) is dict else data
 
     @property
     def objective_pairs(self) -> list[tuple[str, str]]:
@@ -404,32 +390,6 @@ class SweepSpec(StrictModel):
     def total_trials(self) -> int:
         """Trials the sweep runs: num_samples, times the grid size for grid/random."""
         return self.search.num_samples * self.grid_size
-
-
-def check_local_execution(spec: SweepSpec) -> None:
-    """ValueError naming the field that ``"execution": "local"`` cannot run."""
-    how = '; use "execution": "ray"'
-    if spec.trainable not in LOCAL_TRAINABLES:
-        raise ValueError(
-            f"execution: 'local' runs the built-in GBM trainables ({', '.join(LOCAL_TRAINABLES)}) "
-            f"only (got trainable {spec.trainable!r}){how}"
-        )
-    gpus = spec.resources.gpus_requested
-    if gpus == AUTO or (isinstance(gpus, int | float) and gpus > 0):
-        raise ValueError(
-            f"execution: 'local' runs trials on CPUs only (got resources.gpus_per_trial "
-            f"{gpus!r}){how}"
-        )
-    if spec.scheduler.type not in LOCAL_SCHEDULERS:
-        raise ValueError(
-            f"execution: 'local' supports schedulers {', '.join(LOCAL_SCHEDULERS)} (got "
-            f"scheduler.type {spec.scheduler.type!r}, which pauses and resumes trials){how}"
-        )
-    if spec.logging.tensorboard or spec.logging.mlflow is not None:
-        raise ValueError(
-            f"execution: 'local' writes no TensorBoard or MLflow logs (Ray Tune's loggers); "
-            f"remove logging or{how[1:]}"
-        )
 
 
 def is_sampled(value: Any) -> bool:

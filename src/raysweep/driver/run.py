@@ -27,7 +27,7 @@ from raysweep.driver.cluster import (
 from raysweep.driver.experiments import load_trials
 from raysweep.driver.fit import run_tuner
 from raysweep.driver.gpu_probe import resolve_gpus_auto
-from raysweep.driver.lock import RunLock
+from raysweep.driver.lifecycle import drive_locked, start_run
 from raysweep.driver.notices import announce_dashboard, dashboard_warning, run_notices
 from raysweep.driver.phases import Phase
 from raysweep.driver.progress import ProgressCallback
@@ -40,19 +40,16 @@ from raysweep.driver.ray_session import (
 from raysweep.driver.signals import GracefulStop
 from raysweep.gpu.allocation import GPUPlan, gpu_env
 from raysweep.gpu.monitor import ResourceMonitor
-from raysweep.report.collect import collect
+from raysweep.report.collect import collect_spec_trials
 from raysweep.report.records import SweepResult
-from raysweep.report.text import format_summary
 from raysweep.report.warm import prewarm_report_imports
 from raysweep.repro.determinism import DETERMINISM_ENV
-from raysweep.repro.manifest import add_manifest_warning, write_manifest
+from raysweep.repro.manifest import add_manifest_warning
 from raysweep.rundir import Part, RunDir
 from raysweep.runlog import RunLog
 from raysweep.search.points import WarmStart
 from raysweep.tuner.build import BuildOptions
 from raysweep.tuner.ray_env import apply_run_env_defaults, buffers_results
-
-INTERRUPTED = 130
 
 
 @dataclass(frozen=True)
@@ -81,71 +78,59 @@ def drive(
     A remote run's lock and logs are in its staging directory; the logs are
     uploaded while it runs (``RunDir.synced``).
     """
-    run.path.mkdir(parents=True, exist_ok=True)  # a remote run's staging directory
-    with RunLock(run.lock_path, str(run)) as lock, run.synced(), RunLog(run.log_path, out) as log:
-        if lock.stale_pid:
-            log.print(f"warning: took over a stale lock left by dead pid {lock.stale_pid}")
-        try:
-            if options.record is not None:
-                run.write_spec(options.record)
-            run.mark("running")
-            if options.record_warm_start and options.warm_start is not None:
-                run.write_warm_start(options.warm_start.to_json())
-            if options.record is not None or not run.has_manifest():
-                write_manifest(run, options.record or spec, options.gpu_plan, run.read_packing())
-            stop.check()
-            started = time.monotonic()
-            visible = _apply_gpu_plan(options, log)
-            log.print(
-                f"Sweep {spec.name!r}: {spec.total_trials} trials, {spec.search.algorithm} "
-                f"search, {spec.scheduler.type} scheduler, seed {spec.seed} -> {run}"
-            )
-            for notice in run_notices(spec):
-                log.print(notice)
-            _log_warm_start(options.warm_start, phases, log)
-            wanted = options.ray
-            local_dashboard = wanted.include_dashboard and not wanted.address
-            if local_dashboard and not is_loopback(wanted.dashboard_host):
-                warning = dashboard_warning(wanted.dashboard_host)
-                log.print(warning)
-                add_manifest_warning(run, warning)
-            prewarm_report_imports()  # done while Ray starts, not after the last trial
-            # Ray starts even with no phase left: Ray's Trial objects need it to find files.
-            with ray_session(_ray_options(spec, options)) as ray:
-                stop.check()
-                announce_dashboard(run, ray, log)
-                if in_ray_job():  # Ray may remove the job's working directory under us
-                    os.chdir(run.path)
-                if options.ray.address:  # a cluster: can every node read the data?
-                    check_paths_on_nodes(data_paths(spec), _working_dir(options))
-                cluster = ray.resources
-                live = _run_phases(spec, run, phases, options, visible, cluster, log, stop)
-                stop.check()  # results.json stays what the last finished invocation wrote
-                result = collect_run(spec, run, live)
-                result.wall_time_s = time.monotonic() - started
-                # Written while Ray shuts down: they need the run directory, not Ray.
-                outputs = ThreadPoolExecutor(1, thread_name_prefix="raysweep-outputs")
-                written = outputs.submit(write_outputs, result, run)
-            with outputs:
-                written.result()
-        except KeyboardInterrupt:
-            return _interrupted(run, log, stop)
-        except BaseException as exc:
-            run.mark("failed", error=f"{type(exc).__name__}: {exc}")
-            raise
-        code = 0 if result.succeeded else 1
-        run.mark("completed" if code == 0 else "failed", exit_code=code)
-        log.print("")
-        log.print(format_summary(result))
-        log.print(f"Results: {run}")
-        return code
+
+    def body(log: RunLog) -> SweepResult:
+        start_run(run, spec, options.gpu_plan, options.record, options.warm_start,
+                  options.record_warm_start, run.read_packing())  # fmt: skip
+        return _drive(spec, run, phases, options, log, stop)
+
+    return drive_locked(run, out, stop, body)
 
 
-def _interrupted(run: RunDir, log: RunLog, stop: GracefulStop) -> int:
-    name = stop.signal_name if stop.received else "SIGINT"
-    run.mark("interrupted", exit_code=INTERRUPTED, signal=name)
-    log.print(f"interrupted by {name}: state saved; continue with: sweep resume {run}")
-    return INTERRUPTED
+def _drive(
+    spec: SweepSpec,
+    run: RunDir,
+    phases: list[Phase],
+    options: DriveOptions,
+    log: RunLog,
+    stop: GracefulStop,
+) -> SweepResult:
+    stop.check()
+    started = time.monotonic()
+    visible = _apply_gpu_plan(options, log)
+    log.print(
+        f"Sweep {spec.name!r}: {spec.total_trials} trials, {spec.search.algorithm} "
+        f"search, {spec.scheduler.type} scheduler, seed {spec.seed} -> {run}"
+    )
+    for notice in run_notices(spec):
+        log.print(notice)
+    _log_warm_start(options.warm_start, phases, log)
+    wanted = options.ray
+    local_dashboard = wanted.include_dashboard and not wanted.address
+    if local_dashboard and not is_loopback(wanted.dashboard_host):
+        warning = dashboard_warning(wanted.dashboard_host)
+        log.print(warning)
+        add_manifest_warning(run, warning)
+    prewarm_report_imports()  # done while Ray starts, not after the last trial
+    # Ray starts even with no phase left: Ray's Trial objects need it to find files.
+    with ray_session(_ray_options(spec, options)) as ray:
+        stop.check()
+        announce_dashboard(run, ray, log)
+        if in_ray_job():  # Ray may remove the job's working directory under us
+            os.chdir(run.path)
+        if options.ray.address:  # a cluster: can every node read the data?
+            check_paths_on_nodes(data_paths(spec), _working_dir(options))
+        cluster = ray.resources
+        live = _run_phases(spec, run, phases, options, visible, cluster, log, stop)
+        stop.check()  # results.json stays what the last finished invocation wrote
+        result = collect_run(spec, run, live)
+        result.wall_time_s = time.monotonic() - started
+        # Written while Ray shuts down: they need the run directory, not Ray.
+        outputs = ThreadPoolExecutor(1, thread_name_prefix="raysweep-outputs")
+        written = outputs.submit(write_outputs, result, run)
+    with outputs:
+        written.result()
+    return result
 
 
 def _ray_options(spec: SweepSpec, options: DriveOptions) -> RayOptions:
@@ -289,16 +274,8 @@ def _log_warm_start(warm_start: WarmStart | None, phases: list[Phase], log: RunL
     fresh = any(p.kind == "fit" and not p.part.start_index and not p.warm_start for p in phases)
     if warm_start is None or not fresh:
         return
-    count = len(warm_start.points)
-    if count:
-        log.print(
-            f"Warm start: {count} configuration(s) from {warm_start.source} evaluated first "
-            f"(trial indices 0...{count - 1})"
-        )
-    else:
-        log.print(f"Warm start: no configuration of {warm_start.source} is used")
-    for note in warm_start.notes:
-        log.print(f"  {note}")
+    for line in warm_start.announcement():
+        log.print(line)
 
 
 def _earlier_progress(
@@ -332,17 +309,7 @@ def collect_run(
             trials.extend(live[part.dir])
         else:
             trials.extend(load_trials(run, [part], spec.metric, spec.mode))
-    return collect(
-        trials,
-        spec.name,
-        spec.metric,
-        spec.mode,
-        spec.seed,
-        run.read_events(),
-        run.read_trial_info(),
-        max_iterations=spec.iteration_budget,
-        objectives=spec.objective_pairs,
-    )
+    return collect_spec_trials(spec, run, trials)
 
 
 def _apply_gpu_plan(options: DriveOptions, log: RunLog) -> str | None:

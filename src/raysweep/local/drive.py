@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO
 
 from raysweep.config.schema import SweepSpec
-from raysweep.driver.lock import RunLock
+from raysweep.driver.lifecycle import drive_locked, start_run
 from raysweep.driver.signals import GracefulStop
 from raysweep.gpu.allocation import GPUPlan
 from raysweep.local.trial import LocalTrial
@@ -21,8 +21,6 @@ from raysweep.report.records import SweepResult
 from raysweep.rundir import RunDir
 from raysweep.runlog import RunLog
 from raysweep.search.points import WarmStart
-
-INTERRUPTED = 130
 
 
 @dataclass(frozen=True)
@@ -40,28 +38,13 @@ def drive_local(
     spec: SweepSpec, run: RunDir, options: LocalOptions, out: IO[str], stop: GracefulStop
 ) -> int:
     """Run (or continue) ``spec``'s trials in this process; 0 ok, 1 failed, 130 interrupted."""
-    run.path.mkdir(parents=True, exist_ok=True)
-    with RunLock(run.lock_path, str(run)) as lock, RunLog(run.log_path, out) as log:
-        if lock.stale_pid:
-            log.print(f"warning: took over a stale lock left by dead pid {lock.stale_pid}")
-        try:
-            result = _drive(spec, run, options, log, stop)
-        except KeyboardInterrupt:
-            name = stop.signal_name if stop.received else "SIGINT"
-            run.mark("interrupted", exit_code=INTERRUPTED, signal=name)
-            log.print(f"interrupted by {name}: state saved; continue with: sweep resume {run}")
-            return INTERRUPTED
-        except BaseException as exc:
-            run.mark("failed", error=f"{type(exc).__name__}: {exc}")
-            raise
-        from raysweep.report.text import format_summary
 
-        code = 0 if result.succeeded else 1
-        run.mark("completed" if code == 0 else "failed", exit_code=code)
-        log.print("")
-        log.print(format_summary(result))
-        log.print(f"Results: {run}")
-        return code
+    def body(log: RunLog) -> SweepResult:
+        start_run(run, spec, options.gpu_plan, options.record, options.warm_start,
+                  options.record_warm_start)  # fmt: skip
+        return _drive(spec, run, options, log, stop)
+
+    return drive_locked(run, out, stop, body)
 
 
 def _drive(
@@ -70,15 +53,7 @@ def _drive(
     from raysweep.gpu.monitor import ResourceMonitor
     from raysweep.report.warm import prewarm_report_imports
     from raysweep.repro.determinism import set_deterministic
-    from raysweep.repro.manifest import write_manifest
 
-    if options.record is not None:
-        run.write_spec(options.record)
-    run.mark("running")
-    if options.record_warm_start and options.warm_start is not None:
-        run.write_warm_start(options.warm_start.to_json())
-    if options.record is not None or not run.has_manifest():
-        write_manifest(run, options.record or spec, options.gpu_plan)
     stop.check()
     started = time.monotonic()
     log.print(
@@ -92,7 +67,9 @@ def _drive(
     with ResourceMonitor(run.usage_path, gpu_ids=()):
         trials = _run_trials(spec, run, options, log, stop)
     stop.check()
-    result = _collect(spec, run, trials)
+    from raysweep.report.collect import collect_spec_trials
+
+    result = collect_spec_trials(spec, run, trials)
     result.wall_time_s = time.monotonic() - started
     from raysweep.report.build import write_reports
 
@@ -124,7 +101,8 @@ def _run_trials(
     with Journal(run.journal_path) as journal:
         executor = LocalExecutor(spec, searcher, scheduler, journal, trial_info, run.error_path)
         if not records and options.warm_start is not None:
-            _log_warm_start(options.warm_start, log)
+            for line in options.warm_start.announcement():
+                log.print(line)
         if records:
             seen = replay(executor, records)
             log.print(
@@ -161,32 +139,3 @@ def _run_trials(
             progress.on_experiment_end(trials)
             trial_info.close()
     return done
-
-
-def _log_warm_start(warm: WarmStart, log: RunLog) -> None:
-    """Say which configurations run first (a new run with ``--warm-start``)."""
-    if warm.points:
-        log.print(
-            f"Warm start: {len(warm.points)} configuration(s) from {warm.source} evaluated "
-            f"first (trial indices 0...{len(warm.points) - 1})"
-        )
-    else:
-        log.print(f"Warm start: no configuration of {warm.source} is used")
-    for note in warm.notes:
-        log.print(f"  {note}")
-
-
-def _collect(spec: SweepSpec, run: RunDir, trials: list[Any]) -> SweepResult:
-    from raysweep.report.collect import collect
-
-    return collect(
-        trials,
-        spec.name,
-        spec.metric,
-        spec.mode,
-        spec.seed,
-        run.read_events(),
-        run.read_trial_info(),
-        max_iterations=spec.iteration_budget,
-        objectives=spec.objective_pairs,
-    )

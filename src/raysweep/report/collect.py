@@ -5,12 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from raysweep.report.pareto import mark_pareto
 from raysweep.report.records import SweepResult, TrialRecord, TrialStatus, clean_number
 from raysweep.repro.seeds import trial_seed_for
 from raysweep.search.indexed import INDEX_KEY
+
+if TYPE_CHECKING:
+    from raysweep.config.schema import SweepSpec
+    from raysweep.rundir import RunDir
 
 _RAY_BOOKKEEPING = {
     "config",
@@ -67,6 +71,21 @@ def collect(
     records.sort(key=lambda r: (r.index, r.trial_id))  # suggestion order
     mark_pareto(records, objectives)
     return SweepResult(name=name, metric=metric, mode=mode, trials=records)
+
+
+def collect_spec_trials(spec: SweepSpec, run: RunDir, trials: list[Any]) -> SweepResult:
+    """:func:`collect` of ``trials`` with the spec's objective and the run's event logs."""
+    return collect(
+        trials,
+        spec.name,
+        spec.metric,
+        spec.mode,
+        spec.seed,
+        run.read_events(),
+        run.read_trial_info(),
+        max_iterations=spec.iteration_budget,
+        objectives=spec.objective_pairs,
+    )
 
 
 def _record(

@@ -48,6 +48,18 @@ class WarmStart:
     def to_json(self) -> dict[str, Any]:
         return {"source": self.source, "points": list(self.points), "notes": list(self.notes)}
 
+    def announcement(self) -> list[str]:
+        """The lines a run prints when its first trials are these points."""
+        count = len(self.points)
+        if count:
+            head = (
+                f"Warm start: {count} configuration(s) from {self.source} evaluated first "
+                f"(trial indices 0...{count - 1})"
+            )
+        else:
+            head = f"Warm start: no configuration of {self.source} is used"
+        return [head, *(f"  {note}" for note in self.notes)]
+
     @staticmethod
     def from_json(data: Mapping[str, Any]) -> WarmStart:
         return WarmStart(

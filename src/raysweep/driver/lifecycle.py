@@ -1,0 +1,77 @@
+"""A run's life under its lock, shared by the Ray driver and the in-process one (no Ray here).
+
+Lock, log, and the state.json status at each end: ``running`` when it starts,
+``completed``/``failed`` with the exit code when it ends, ``interrupted`` (exit 130,
+resumable) on a signal, ``failed`` with the error on anything else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING, Any
+
+from raysweep.driver.lock import RunLock
+from raysweep.driver.signals import GracefulStop
+from raysweep.report.records import SweepResult
+from raysweep.rundir import RunDir
+from raysweep.runlog import RunLog
+
+if TYPE_CHECKING:
+    from raysweep.config.schema import SweepSpec
+    from raysweep.gpu.allocation import GPUPlan
+    from raysweep.search.points import WarmStart
+
+INTERRUPTED = 130
+
+
+def drive_locked(
+    run: RunDir, out: IO[str], stop: GracefulStop, body: Callable[[RunLog], SweepResult]
+) -> int:
+    """Run ``body`` under the run's lock and log; returns 0 ok, 1 failed, 130 interrupted.
+
+    A remote run's lock and logs are in its staging directory; the logs are
+    uploaded while it runs (``RunDir.synced``).
+    """
+    from raysweep.report.text import format_summary
+
+    run.path.mkdir(parents=True, exist_ok=True)  # a remote run's staging directory
+    with RunLock(run.lock_path, str(run)) as lock, run.synced(), RunLog(run.log_path, out) as log:
+        if lock.stale_pid:
+            log.print(f"warning: took over a stale lock left by dead pid {lock.stale_pid}")
+        try:
+            result = body(log)
+        except KeyboardInterrupt:
+            name = stop.signal_name if stop.received else "SIGINT"
+            run.mark("interrupted", exit_code=INTERRUPTED, signal=name)
+            log.print(f"interrupted by {name}: state saved; continue with: sweep resume {run}")
+            return INTERRUPTED
+        except BaseException as exc:
+            run.mark("failed", error=f"{type(exc).__name__}: {exc}")
+            raise
+        code = 0 if result.succeeded else 1
+        run.mark("completed" if code == 0 else "failed", exit_code=code)
+        log.print("")
+        log.print(format_summary(result))
+        log.print(f"Results: {run}")
+        return code
+
+
+def start_run(
+    run: RunDir,
+    spec: SweepSpec,
+    gpu_plan: GPUPlan,
+    record: SweepSpec | None = None,
+    warm_start: WarmStart | None = None,
+    record_warm_start: bool = False,
+    packing: dict[str, Any] | None = None,
+) -> None:
+    """Mark the run ``running``: spec.json (when ``record``), warm start, repro.json."""
+    from raysweep.repro.manifest import write_manifest
+
+    if record is not None:
+        run.write_spec(record)
+    run.mark("running")
+    if record_warm_start and warm_start is not None:
+        run.write_warm_start(warm_start.to_json())
+    if record is not None or not run.has_manifest():
+        write_manifest(run, record or spec, gpu_plan, packing)
