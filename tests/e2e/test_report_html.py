@@ -66,7 +66,9 @@ class DeadProxy:
             with conn:
                 conn.settimeout(2)
                 try:
-                    self.requests.append(conn.recv(4096).split(b"\r\n", 1)[0].decode("latin-1"))
+                    line = conn.recv(4096).split(b"\r\n", 1)[0].decode("latin-1")
+                    if line:  # Chromium may open a spare connection and close it unused
+                        self.requests.append(line)
                     conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
                 except OSError:
                     pass

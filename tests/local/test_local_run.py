@@ -53,7 +53,9 @@ def results(run_dir: RunDir) -> dict[str, Any]:
 
 
 def test_a_local_run_writes_the_run_directory_without_ray_tune(tmp_path: Path) -> None:
-    code, run_dir, out = run(tmp_path, gbm_sweep("local"))
+    data = gbm_sweep("local")
+    data["search"]["max_concurrent"] = 1  # one at a time: ASHA's decisions do not depend on timing
+    code, run_dir, out = run(tmp_path, data)
     assert code == 0, out
     assert "in-process (no Ray)" in out
     trials = results(run_dir)["trials"]

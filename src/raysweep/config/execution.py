@@ -7,16 +7,28 @@ CPUs, without starting Ray.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from raysweep.config.schema import SweepSpec
+from typing import Any, Protocol
 
 LOCAL_TRAINABLES = ("lightgbm", "xgboost", "catboost")
 LOCAL_SCHEDULERS = ("fifo", "asha", "median")
 
 
-def check_local_execution(spec: SweepSpec) -> None:
+class ExecutionFields(Protocol):
+    """The fields of a ``SweepSpec`` that decide whether it can run in-process."""
+
+    @property
+    def execution(self) -> str: ...
+    @property
+    def trainable(self) -> str: ...
+    @property
+    def resources(self) -> Any: ...
+    @property
+    def scheduler(self) -> Any: ...
+    @property
+    def logging(self) -> Any: ...
+
+
+def check_local_execution(spec: ExecutionFields) -> None:
     """ValueError naming the field a spec with ``"execution": "local"`` cannot run with."""
     if spec.execution != "local":
         return
