@@ -17,6 +17,7 @@ def test_there_are_examples_for_every_algorithm_and_scheduler() -> None:
     assert {s.search.algorithm for s in specs} == {"grid", "random", "optuna", "hyperopt"}
     assert {s.scheduler.type for s in specs} == {"fifo", "asha", "hyperband", "median"}
     assert any(":" in s.trainable for s in specs)  # a user trainable from examples/
+    assert {s.execution for s in specs} == {"ray", "local"}
 
 
 @pytest.mark.parametrize("path", SWEEPS, ids=[p.stem for p in SWEEPS])
