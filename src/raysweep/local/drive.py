@@ -51,7 +51,6 @@ def _drive(
     spec: SweepSpec, run: RunDir, options: LocalOptions, log: RunLog, stop: GracefulStop
 ) -> SweepResult:
     from raysweep.gpu.monitor import ResourceMonitor
-    from raysweep.report.warm import prewarm_report_imports
     from raysweep.repro.determinism import set_deterministic
 
     stop.check()
@@ -62,7 +61,7 @@ def _drive(
     )
     for note in options.notes:
         log.print(f"note: {note}")
-    prewarm_report_imports()  # imported while the trials run, not after the last one
+    _import_before_trials(spec)
     set_deterministic(spec.reproducibility.deterministic, threads=spec.resources.cpus_per_trial)
     with ResourceMonitor(run.usage_path, gpu_ids=()):
         trials = _run_trials(spec, run, options, log, stop)
@@ -76,6 +75,35 @@ def _drive(
     run.write_results(result)
     write_reports(run, result, status="completed" if result.succeeded else "failed")
     return result
+
+
+def _import_before_trials(spec: SweepSpec) -> None:
+    """Import, in this thread, what the trials and report.html import, before any trial starts.
+
+    Two threads importing one package at the same moment can see it half initialised
+    (scikit-learn's circular imports then raise ImportError in a trial), so no trial
+    thread may be the first to import anything: the GBM library, scikit-learn (the data
+    loader, which also caches the split every trial shares) and the report's libraries
+    are imported here. On the cores the trials keep busy, importing them alongside the
+    trials would cost about as much time.
+    """
+    import contextlib
+    import importlib
+
+    from raysweep.report.warm import import_report_modules
+    from raysweep.trainables.builtins import split_seed
+    from raysweep.trainables.context import TrialContext
+    from raysweep.trainables.data import load_dataset
+
+    for module in (spec.trainable, "raysweep.trainables.gbm", "sklearn.datasets",
+                   "sklearn.model_selection"):  # fmt: skip
+        importlib.import_module(module)  # the trainable is lightgbm, xgboost or catboost
+    args = dict(spec.trainable_args)
+    ctx = TrialContext(index=0, seed=0, metric=spec.metric, mode=spec.mode,
+                       trainable_args=args, master_seed=spec.seed)  # fmt: skip
+    with contextlib.suppress(Exception):  # bad data: each trial reports the error as its own
+        load_dataset(args, split_seed(ctx))
+    import_report_modules()
 
 
 def _run_trials(

@@ -22,7 +22,8 @@ MODULES = (
 )
 
 
-def _import_all() -> None:
+def import_report_modules() -> None:
+    """Import the report's libraries in this thread (stops at the first one missing)."""
     for name in MODULES:
         try:
             importlib.import_module(name)
@@ -32,6 +33,7 @@ def _import_all() -> None:
 
 def prewarm_report_imports() -> threading.Thread:
     """Start importing the report's libraries in a daemon thread; returns the thread."""
-    thread = threading.Thread(target=_import_all, name="raysweep-report-imports", daemon=True)
+    name = "raysweep-report-imports"
+    thread = threading.Thread(target=import_report_modules, name=name, daemon=True)
     thread.start()
     return thread
