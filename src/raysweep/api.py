@@ -62,7 +62,7 @@ class RunOptions:
     gpus: str | None = None
     allow_cpu: bool = False
     address: str | None = None
-    dashboard: bool = True
+    dashboard: bool | None = None  # --dashboard / --no-dashboard; None: on where Ray can
     dashboard_host: str = "127.0.0.1"
     dashboard_port: int | None = None  # None: 8265 or the next free one (Ray's own search)
     working_dir: Path | None = None  # shipped to a cluster's nodes (--working-dir)
@@ -73,11 +73,14 @@ class RunOptions:
 
     def ray_options(self) -> RayOptions:
         """The ``RayOptions`` of these flags."""
+        from raysweep.driver.dashboard_extra import choose_dashboard
         from raysweep.driver.ray_session import RayOptions
 
+        dashboard = choose_dashboard(self.dashboard, self.cluster_address())
         return RayOptions(
             address=self.cluster_address(),
-            include_dashboard=self.dashboard,
+            include_dashboard=dashboard.include,
+            dashboard_note=dashboard.note,
             dashboard_host=self.dashboard_host,
             dashboard_port=self.dashboard_port,
             working_dir=str(self.working_dir.resolve()) if self.working_dir else None,
@@ -129,7 +132,7 @@ def _local_notes(options: RunOptions) -> tuple[str, ...]:
     notes = []
     if options.gpus:
         notes.append(f"--gpus {options.gpus} ignored: in-process trials run on CPUs")
-    if options.dashboard:
+    if options.dashboard is not False:
         notes.append("no Ray dashboard in-process; `sweep status RUN_DIR --watch` follows the run")
     if options.retry_errored:
         notes.append("--retry-errored ignored: an in-process run keeps its errored trials")
@@ -170,6 +173,8 @@ def run_sweep(
             print(_dry_run_text(spec, run, gpu_plan, warm), file=out)
             return 0
         driver = _local_driver() if spec.execution == "local" else _driver(out)
+        if spec.execution != "local":
+            ray_options = options.ray_options()  # an explicit --dashboard that cannot start: 2
         try:
             run.create()
         except FileExistsError:  # another `sweep run` created it a moment ago
@@ -183,7 +188,7 @@ def run_sweep(
             return int(driver.drive_local(spec, run, local, out, owned))
         first = Phase("fit", Part(TUNE_DIR, spec.total_trials, 0))
         drive_options = driver.DriveOptions(
-            options.ray_options(),
+            ray_options,
             gpu_plan,
             options.gpus,
             record=spec,
@@ -244,11 +249,12 @@ def resume_sweep(
             print(f"dry run: would resume {run}: {'; '.join(steps) or 'write outputs'}", file=out)
             return 0
         driver = _driver(out)
+        ray_options = options.ray_options()  # an explicit --dashboard that cannot start: exit 2
         record = None
         if spec.search.num_samples != stored.search.num_samples:  # spec.json keeps max_concurrent
             record = resumed_spec(run, stored, None, spec.search.num_samples, None)
         drive_options = driver.DriveOptions(
-            options.ray_options(),
+            ray_options,
             gpu_plan,
             options.gpus,
             record=record,

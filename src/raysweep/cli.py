@@ -165,9 +165,10 @@ def _add_dashboard_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dashboard",
         action=argparse.BooleanOptionalAction,
-        default=True,
-        help="start the Ray dashboard with a local Ray (default: on, bound to "
-        "127.0.0.1; --no-dashboard starts none)",
+        default=None,
+        help="start the Ray dashboard with a local Ray (default: on, bound to 127.0.0.1, "
+        "when Ray's 'default' extra is installed, else off with a one-line note; "
+        "--dashboard requires it (exit 2 without it); --no-dashboard starts none)",
     )
     parser.add_argument(
         "--dashboard-host",

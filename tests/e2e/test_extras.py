@@ -3,8 +3,10 @@
 The slow test installs raysweep with only the ``lightgbm`` extra into a
 throw-away venv (``pip install -c constraints.txt -e .[lightgbm]`` of a copy of
 the package, pip's cache reused): a LightGBM sweep runs there without torch, and a
-torch_mlp sweep exits 2 naming ``raysweep[torch]``. It skips, saying why, when
-pip cannot reach its index.
+torch_mlp sweep exits 2 naming ``raysweep[torch]``. With the dashboard's packages
+(Ray's ``default`` extra) then removed, the demo runs without a dashboard and says so
+in one line, and an explicit ``--dashboard`` exits 2 naming ``ray[default]``. Both
+skip, saying why, when pip cannot reach its index.
 """
 
 from __future__ import annotations
@@ -85,9 +87,10 @@ def copy_package(dest: Path) -> Path:
     return dest
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(1800)
-def test_lightgbm_only_install_runs_lightgbm_and_refuses_torch(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def lightgbm_only_venv(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """A throw-away venv with raysweep and only its ``lightgbm`` extra, and its environment."""
+    tmp_path = tmp_path_factory.mktemp("extras")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
@@ -107,6 +110,16 @@ def test_lightgbm_only_install_runs_lightgbm_and_refuses_torch(tmp_path: Path) -
         cwd=source, env=env, capture_output=True, text=True, timeout=1500,
     )  # fmt: skip
     assert install.returncode == 0, install.stderr[-3000:]
+    return venv, env
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_lightgbm_only_install_runs_lightgbm_and_refuses_torch(
+    lightgbm_only_venv: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    venv, env = lightgbm_only_venv
+    python = venv / "bin" / "python"
     gone = subprocess.run([str(python), "-c", "import torch"], capture_output=True, text=True)
     assert gone.returncode != 0 and "No module named 'torch'" in gone.stderr
 
@@ -134,3 +147,47 @@ def test_lightgbm_only_install_runs_lightgbm_and_refuses_torch(tmp_path: Path) -
         assert refused.returncode == 2, refused.stderr
         assert "pip install 'raysweep[torch]'" in refused.stderr
     assert not (work / "runs" / "mlp").exists()
+
+
+# Ray's "default" extra (the dashboard's packages) less what ray[tune] and raysweep need.
+DASHBOARD_ONLY = ("aiohttp-cors", "opencensus", "opencensus-context")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_without_rays_default_extra_the_demo_runs_and_an_explicit_dashboard_exits_2(
+    lightgbm_only_venv: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """A GPU host packed by benchmarks/gpu_host.py has ray[tune] but not ray[default]."""
+    venv, env = lightgbm_only_venv
+    python, sweep = venv / "bin" / "python", venv / "bin" / "sweep"
+    removed = subprocess.run(
+        [str(python), "-m", "pip", "uninstall", "--yes", *DASHBOARD_ONLY],
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert removed.returncode == 0, removed.stderr
+    check = "import ray.dashboard.optional_deps"  # Ray's own test of its dashboard's needs
+    probe = subprocess.run([str(python), "-c", check], env=env, capture_output=True, text=True)
+    assert "No module named" in probe.stderr, probe.stderr
+
+    storage = tmp_path / "runs"
+    demo = [str(sweep), "run", "--config", str(REPO / "sweeps" / "demo.json"),
+            "--storage", str(storage)]  # fmt: skip
+    asked = subprocess.run(
+        [*demo, "--name", "asked", "--dashboard"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert asked.returncode == 2, asked.stdout + asked.stderr
+    assert "pip install 'ray[default]'" in asked.stderr and "Traceback" not in asked.stderr
+    assert not (storage / "asked").exists() and not storage.exists()
+
+    ran = subprocess.run(
+        [*demo, "--name", "demo"], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=900,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    notes = [line for line in ran.stdout.splitlines() if "ray[default]" in line]
+    assert len(notes) == 1 and notes[0].startswith("note: no Ray dashboard"), ran.stdout
+    assert "Cannot include dashboard" not in ran.stdout + ran.stderr
+    results = json.loads((storage / "demo" / "results.json").read_text())
+    assert len(results["trials"]) == 20

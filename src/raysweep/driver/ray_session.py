@@ -46,6 +46,7 @@ class RayOptions:
     num_cpus: int | None = None
     num_gpus: int | None = None
     include_dashboard: bool = True
+    dashboard_note: str | None = None  # why a local Ray starts no dashboard (a missing extra)
     dashboard_host: str = "127.0.0.1"
     dashboard_port: int | None = None  # None: Ray's dashboard binds 8265 or the next free port
     env_vars: Mapping[str, str] = field(default_factory=dict)

@@ -106,6 +106,8 @@ def _drive(
         log.print(notice)
     _log_warm_start(options.warm_start, phases, log)
     wanted = options.ray
+    if wanted.dashboard_note:
+        log.print(wanted.dashboard_note)
     local_dashboard = wanted.include_dashboard and not wanted.address
     if local_dashboard and not is_loopback(wanted.dashboard_host):
         warning = dashboard_warning(wanted.dashboard_host)
