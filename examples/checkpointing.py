@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 from typing import Any
 
 from ray import tune
@@ -31,6 +32,7 @@ def fit(config: dict[str, Any]) -> None:
             state = json.load(fh)
         x, start = state["x"], state["step"]
     for step in range(start + 1, steps + 1):
+        time.sleep(float(config.get("sleep_s", 0.0)))  # a slower trial, for crash tests
         x -= float(config.get("lr", 0.1)) * 2 * (x - 3.0)
         metrics = {"loss": (x - 3.0) ** 2}
         if not (raysweep.trial_context().checkpoint_due(step) or step == steps):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,8 @@ from raysweep._raycompat.snapshots import cheap_snapshots
 from raysweep._raycompat.trial_rows import TrialRowsLogger
 from raysweep._raycompat.tuner_access import grid_trials, replace_restored_configs
 from raysweep.config.schema import SweepSpec
-from raysweep.tuner.build import BuildOptions, build_tuner_parts
+from raysweep.schedulers.restore import REBUILT, RecordedTrial, RestoringScheduler
+from raysweep.tuner.build import TIME_ATTR, BuildOptions, build_tuner_parts
 
 
 def run_tuner(
@@ -22,6 +24,7 @@ def run_tuner(
     options: BuildOptions,
     restore: str | Path | None = None,
     retry_errored: bool = False,
+    recorded: Sequence[RecordedTrial] = (),
 ) -> list[Any]:
     """Build ``spec``'s Tuner under ``options`` and run it: new, or restored from ``restore``.
 
@@ -36,6 +39,9 @@ def run_tuner(
     overrides such as max_concurrent), keeping its name and storage path:
     finished trials are kept, unfinished ones continue from their last
     checkpoint, errored ones are resumed from theirs when ``retry_errored``.
+    Its scheduler is first given ``recorded`` (the trials' rows so far), so early
+    stopping decides as it would have without the interruption
+    (``schedulers/restore.py``).
 
     Ray Tune runs with raysweep's savings in its controller: trainable lookups
     memoized, trial actors started as plain workers on a local Ray, a starting
@@ -70,6 +76,10 @@ def run_tuner(
             )
         finally:
             analysis_log.setLevel(level)
+        fresh = parts.tune_config.scheduler
+        if fresh is not None and spec.scheduler.type in REBUILT:
+            limit = spec.stop.max_iterations
+            parts.tune_config.scheduler = RestoringScheduler(fresh, recorded, TIME_ATTR, limit)
         replace_restored_configs(tuner, parts.tune_config, callbacks)
     with memoized_registry(), plain_trial_actors(), keep_starting_actors(), cheap_snapshots():
         return grid_trials(tuner.fit())

@@ -37,6 +37,7 @@ from raysweep.driver.ray_session import (
     ray_running,
     ray_session,
 )
+from raysweep.driver.scheduler_history import recorded_trials
 from raysweep.driver.signals import GracefulStop
 from raysweep.gpu.allocation import GPUPlan, gpu_env
 from raysweep.gpu.monitor import ResourceMonitor
@@ -47,6 +48,7 @@ from raysweep.repro.determinism import DETERMINISM_ENV
 from raysweep.repro.manifest import add_manifest_warning
 from raysweep.rundir import Part, RunDir
 from raysweep.runlog import RunLog
+from raysweep.schedulers.restore import resume_note
 from raysweep.search.points import WarmStart
 from raysweep.tuner.build import BuildOptions
 from raysweep.tuner.ray_env import apply_run_env_defaults, buffers_results
@@ -229,8 +231,14 @@ def _run_phase(
         log.print(f"Resuming {phase.part.dir}/ (finished trials kept, unfinished ones continue)")
         for note in _repair(run, phase.part):
             log.print(f"  {note}")
+        recorded = recorded_trials(run, phase.part, spec)  # the scheduler's history
+        note = resume_note(spec.scheduler.type)
+        if note:
+            log.print(f"  {note}")
         restore, _ = run.ray_experiment(phase.part)  # Tuner.restore reads the storage
-        return run_tuner(spec, build, restore=restore, retry_errored=options.retry_errored)
+        return run_tuner(
+            spec, build, restore=restore, retry_errored=options.retry_errored, recorded=recorded
+        )
     if phase.part.start_index:
         last = phase.part.start_index + phase.part.trials - 1
         log.print(

@@ -1,0 +1,27 @@
+"""What a restored experiment's scheduler is given: the rows its trials already recorded."""
+
+from __future__ import annotations
+
+from raysweep._raycompat import experiment_state
+from raysweep.config.schema import SweepSpec
+from raysweep.rundir import Part, RunDir
+from raysweep.schedulers.restore import RecordedTrial
+from raysweep.tuner.build import TIME_ATTR
+
+
+def scheduler_keys(spec: SweepSpec) -> tuple[str, ...]:
+    """The result keys a scheduler of ``spec`` reads: iterations and every metric."""
+    keys = [TIME_ATTR, spec.metric]
+    keys += [o.metric for o in spec.objectives or ()]
+    scheduler_metric = getattr(spec.scheduler, "metric", None)
+    if scheduler_metric:
+        keys.append(scheduler_metric)
+    return tuple(dict.fromkeys(keys))
+
+
+def recorded_trials(run: RunDir, part: Part, spec: SweepSpec) -> list[RecordedTrial]:
+    """The trials of ``part``'s newest snapshot in creation order, with their recorded rows."""
+    with run.local_experiment(part, write_back=False) as exp_dir:
+        states = experiment_state.read_trial_states(exp_dir)
+        rows = experiment_state.read_trial_rows(exp_dir, scheduler_keys(spec))
+    return [RecordedTrial(s["trial_id"], tuple(rows.get(s["trial_id"], ()))) for s in states]
