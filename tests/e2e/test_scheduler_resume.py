@@ -1,0 +1,156 @@
+"""Early stopping survives a crash: killed at several points and resumed, a sweep stops
+exactly the trials the uninterrupted sweep stops (issue: scheduler state on resume).
+
+Ray Tune does not save its scheduler's state; raysweep gives the restored
+experiment's scheduler the rows already recorded (schedulers/restore.py); the
+local engine replays its journal into a fresh scheduler. Each engine and
+scheduler's sweep runs at one slot, so the uninterrupted sweep's decisions are a
+function of the seed; the interrupted one is killed with SIGKILL (the driver and
+its Ray) after its 2nd, 4th and 6th trial started, resumed after each kill, and
+must end with the same statuses, iterations and best values, trial by trial.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e_helpers import Sweeps, crash_config, settle, together
+
+pytestmark = pytest.mark.slow
+
+SCHEDULERS: dict[str, dict[str, Any]] = {
+    "asha": {"type": "asha", "max_t": 9, "grace_period": 1, "reduction_factor": 3},
+    "median": {"type": "median", "grace_period": 2, "min_samples_required": 2},
+}
+KILL_AFTER_STARTS = (2, 4, 6)
+ENGINES = ("ray", "local")
+RAY: dict[str, Any] = {  # a user trainable that checkpoints every report
+    "trainable": "examples.checkpointing:fit",
+    "space": {
+        "x": {"type": "uniform", "low": -5, "high": 5},
+        "steps": 9,
+        "lr": 0.1,
+        "sleep_s": 0.05,
+    },
+    "checkpoint": {"frequency": 1, "num_to_keep": 2},
+}
+LOCAL: dict[str, Any] = {  # the local engine runs the built-in GBMs: 9 reports of 100 rounds
+    "trainable": "lightgbm",
+    "trainable_args": {"dataset": "breast_cancer", "num_boost_round": 900, "report_every": 100},
+    "metric": "val_loss",
+    "space": {
+        "learning_rate": {"type": "loguniform", "low": 0.001, "high": 0.3},
+        "num_leaves": {"type": "int", "low": 4, "high": 32},
+        "objective": "binary",
+    },
+    "checkpoint": {"frequency": 0},
+    "execution": "local",
+}
+
+
+def sweep_config(path: Path, engine: str, scheduler: str) -> Path:
+    return crash_config(
+        path,
+        name=scheduler,
+        search={"algorithm": "random", "num_samples": 9, "max_concurrent": 1},
+        scheduler=SCHEDULERS[scheduler],
+        seed=7,
+        **(LOCAL if engine == "local" else RAY),
+    )
+
+
+def starts(run_dir: Path) -> int:
+    """Trial starts recorded in trials.jsonl (restarts after a resume count again)."""
+    path, count = run_dir / "trials.jsonl", 0
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            with contextlib.suppress(ValueError):
+                count += json.loads(line).get("event") == "start"
+    return count
+
+
+def outcome(run_dir: Path) -> dict[int, tuple[str, int, float]]:
+    """index -> (status, iterations, best metric) from results.json."""
+    trials = json.loads((run_dir / "results.json").read_text())["trials"]
+    return {t["index"]: (t["status"], t["iterations"], t["best_metric"]) for t in trials}
+
+
+def uninterrupted(tmp: Path, engine: str, scheduler: str) -> dict[int, tuple[str, int, float]]:
+    sweeps = Sweeps(tmp)
+    try:
+        config = sweep_config(tmp / "c.json", engine, scheduler)
+        code, out = sweeps.run("run", "--config", str(config), "--storage", str(tmp / "runs"),
+                               "--no-dashboard", timeout=420)  # fmt: skip
+        assert code == 0, out
+        return outcome(tmp / "runs" / scheduler)
+    finally:
+        sweeps.close()
+
+
+def interrupted(
+    tmp: Path, engine: str, scheduler: str
+) -> tuple[dict[int, tuple[str, int, float]], list[int]]:
+    """The same sweep killed after each of KILL_AFTER_STARTS trial starts, resumed each time."""
+    sweeps = Sweeps(tmp)
+    run_dir = tmp / "runs" / scheduler
+    killed_at: list[int] = []
+    try:
+        config = sweep_config(tmp / "c.json", engine, scheduler)
+        args = ["run", "--config", str(config), "--storage", str(tmp / "runs"), "--no-dashboard"]
+        for after in KILL_AFTER_STARTS:
+            proc = sweeps.start(*args)
+            deadline = time.monotonic() + 300
+            while starts(run_dir) < after and proc.poll() is None:
+                assert time.monotonic() < deadline, f"no {after} trial starts"
+                time.sleep(0.02)
+            if proc.poll() is not None:  # it finished before the kill: nothing left to test
+                break
+            sweeps.kill_group(proc)
+            killed_at.append(starts(run_dir))
+            args = ["resume", str(run_dir), "--no-dashboard"]
+        code, out = sweeps.run(*args, timeout=420)
+        assert code == 0, out
+        return outcome(run_dir), killed_at
+    finally:
+        sweeps.close()
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Every scheduler's sweeps on one engine, uninterrupted and killed, two at a time."""
+    engine = request.param
+    scenarios = {}
+    for scheduler in SCHEDULERS:
+        for kind, scenario in (("whole", uninterrupted), ("killed", interrupted)):
+            tmp = tmp_path_factory.mktemp(f"{engine}-{scheduler}-{kind}")
+            scenarios[scheduler, kind] = functools.partial(scenario, tmp, engine, scheduler)
+    outcomes = together(scenarios, at_once=2)
+    yield outcomes
+    settle(outcomes)
+
+
+@pytest.mark.timeout(1500)  # the fixture runs every sweep of its engine, on 2 cores
+@pytest.mark.parametrize("scheduler", list(SCHEDULERS))
+def test_killed_and_resumed_sweep_stops_the_trials_the_uninterrupted_one_stops(
+    runs: Any, scheduler: str
+) -> None:
+    whole = runs[scheduler, "whole"].result()
+    killed, killed_at = runs[scheduler, "killed"].result()
+    assert killed_at, "the sweep finished before the first kill"
+    assert any(status == "stopped" for status, _, _ in whole.values()), whole  # it stops some
+    assert killed == whole, (killed_at, killed, whole)
+
+
+def test_a_resumed_hyperband_sweep_says_its_state_is_not_rebuilt() -> None:
+    """Hyperband's paused trials are not rebuilt (docs/operations.md): the resume says so."""
+    from raysweep.schedulers.restore import resume_note
+
+    assert resume_note("asha") is None and resume_note("median") is None
+    note = resume_note("hyperband")
+    assert note is not None and "hyperband" in note and "\n" not in note
