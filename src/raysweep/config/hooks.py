@@ -3,8 +3,9 @@
 The frozen ``SweepSpec`` is built once, so anything that rewrites the config
 (a library alias resolved to its canonical name: ``num_leaf`` -> ``num_leaves``)
 must happen on the raw data before validation. ``raysweep.trainables`` knows the
-libraries' parameter names; it registers a space hook when it is imported (and
-``import raysweep`` imports it). Config depends on nothing but this list, so the
+libraries' parameter names; it registers a space hook when the package is first
+imported (importing any ``raysweep.trainables`` module does that; ``import
+raysweep`` alone does not). Config depends on nothing but this list, so the
 dependency runs one way: trainables -> config.
 """
 

@@ -1,8 +1,11 @@
 """The trainables: built-ins (GBMs, torch_mlp), user functions, the trial wrapper and checks.
 
-Importing the package registers the space hooks through which a built-in's
-library aliases (and the trading entry models') resolve to canonical names when sweep.json is loaded
-(``raysweep.config.hooks``); ``import raysweep`` imports it.
+Importing the package (which importing any of its modules does first) registers the
+space hooks through which a built-in's library aliases (and the trading entry
+models') resolve to canonical names when sweep.json is loaded
+(``raysweep.config.hooks``). ``import raysweep`` alone does not import it: the
+commands that load a sweep.json do, through ``trainables.checks`` and
+``trainables.builtins``.
 """
 
 from raysweep.config.hooks import register_space_hook
