@@ -41,6 +41,10 @@ class ProgressCallback(TrialProgress, TrialProgressCallback):
             if other is not current and str(other.status) in ("TERMINATED", "ERROR"):
                 self.count_finished(other.last_result or {})
 
+    def running(self, trials: list[Any]) -> int:
+        """Ray's RUNNING trials (a paused HyperBand trial is not running)."""
+        return sum(1 for t in trials if str(t.status) == "RUNNING")
+
     def on_trial_result(
         self, iteration: int, trials: list[Any], trial: Any, result: dict[Any, Any], **info: Any
     ) -> None:

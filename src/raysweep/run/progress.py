@@ -128,13 +128,17 @@ class TrialProgress:
     def snapshot(self, trials: list[Any]) -> Snapshot:
         """Counts, best so far, elapsed and ETA (from this invocation's pace) right now."""
         elapsed = time.monotonic() - self._setup_at
-        running = len(self._running)
+        running = self.running(trials)
         left = max(self.total - self.finished, 0)
         eta = elapsed / self._finished_here * left if self._finished_here else None
         return Snapshot(
             self.total, self.finished, running, self.metric, self.best, self.best_trial,
             elapsed, eta,
         )  # fmt: skip
+
+    def running(self, trials: list[Any]) -> int:
+        """Trials running now: started here and not ended (walked only when drawn)."""
+        return len(self._running)
 
     def close(self, trials: list[Any]) -> None:
         """Close the display (with a last snapshot) and the event log."""
