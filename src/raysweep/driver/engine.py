@@ -36,6 +36,10 @@ class RayEngine:
     def plan_lines(self, spec: SweepSpec) -> list[str]:
         return []
 
+    def check_installed(self, out: IO[str]) -> None:
+        """The installed Ray against the tested range and the declared targets."""
+        check_installed_ray(out)
+
     def run(
         self,
         spec: SweepSpec,
@@ -45,8 +49,7 @@ class RayEngine:
         out: IO[str],
         stop: GracefulStop,
     ) -> int:
-        check_installed_ray(out)
-        from raysweep.driver.run import DriveOptions, drive
+        from raysweep.driver.run import DriveOptions, drive  # imports Ray: checked already
 
         first = Phase("fit", Part(TUNE_DIR, spec.total_trials, 0))
         drive_options = DriveOptions(

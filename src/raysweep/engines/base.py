@@ -61,6 +61,9 @@ class Engine(Protocol):
     def plan_lines(self, spec: SweepSpec) -> list[str]:
         """Lines ``sweep run --dry-run`` adds for this engine."""
 
+    def check_installed(self, out: IO[str]) -> None:
+        """Exit-2 error when what this engine runs on is unusable (before anything is written)."""
+
     def run(
         self,
         spec: SweepSpec,

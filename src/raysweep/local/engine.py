@@ -55,6 +55,9 @@ class LocalEngine:
     def plan_lines(self, spec: SweepSpec) -> list[str]:
         return ["execution: local (trials in this process, no Ray)"]
 
+    def check_installed(self, out: IO[str]) -> None:
+        """Nothing to check up front: the GBM library is checked with the spec."""
+
     def run(
         self,
         spec: SweepSpec,
