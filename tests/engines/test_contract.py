@@ -64,3 +64,20 @@ def test_an_engine_refuses_what_it_cannot_run_by_name(
         assert code == 0, out
         assert f"{data['search']['num_samples']} (random, {scheduler})" in out
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("algorithm", ["optuna", "hyperopt"])
+def test_ray_and_local_agree_in_strict_mode_at_two_slots(
+    tmp_path: Path, ray_session: None, algorithm: str
+) -> None:
+    """Strict batches: the searcher sees each batch's results in index order on either engine."""
+    runs = {}
+    for engine in ("ray", "local"):
+        data = contract_sweep(f"strict-{algorithm}-{engine}", algorithm, "fifo", engine,
+                              reproducibility={"strict": True, "batch_size": 2})  # fmt: skip
+        data["search"]["max_concurrent"] = 2
+        code, run, out = run_contract_sweep(tmp_path, data)
+        assert code == 0, out
+        runs[engine] = trials_by_index(run)
+    assert len(runs["local"]) == 4
+    assert runs["ray"] == runs["local"]
