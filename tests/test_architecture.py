@@ -127,3 +127,80 @@ def test_read_only_modules_import_no_ray_at_all() -> None:
     for module in (f"{PACKAGE}.rundir", f"{PACKAGE}.views", f"{COMPAT}.experiment_state"):
         names = [n for n, _ in _imports(module, modules[module])]
         assert not [n for n in names if n == "ray" or n.startswith("ray.")], module
+
+
+ENGINE_PACKAGES = (f"{PACKAGE}.driver", f"{PACKAGE}.local")  # the Ray engine, the local engine
+UPWARD = (f"{PACKAGE}.api", f"{PACKAGE}.cli")
+# Where ``execution`` may be compared: the registry that picks an engine by it, and the
+# spec's check of which combinations the local engine runs (a config error, exit 2).
+ENGINE_SELECTION = {f"{PACKAGE}.engines.registry", f"{PACKAGE}.config.execution"}
+
+
+def _package_of(module: str, packages: tuple[str, ...]) -> str | None:
+    return next((p for p in packages if module == p or module.startswith(f"{p}.")), None)
+
+
+def test_the_engines_import_neither_each_other_nor_upward() -> None:
+    graph = _graph()
+    assert any(m.startswith(f"{PACKAGE}.local.") for m in graph)  # the walk found both engines
+    assert any(m.startswith(f"{PACKAGE}.driver.") for m in graph)
+    offenders = []
+    for module, targets in graph.items():
+        home = _package_of(module, ENGINE_PACKAGES)
+        if home is None:
+            continue
+        for target in targets:
+            other = _package_of(target, ENGINE_PACKAGES)
+            if (other is not None and other != home) or _package_of(target, UPWARD):
+                offenders.append(f"{module} -> {target}")
+    assert offenders == []
+
+
+def test_the_run_layer_and_the_seam_import_no_engine() -> None:
+    """raysweep.run sits below both engines; engines/ names them only as lazy references."""
+    graph = _graph()
+    below = (f"{PACKAGE}.run", f"{PACKAGE}.engines")
+    offenders = [
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        if _package_of(module, below)
+        for target in targets
+        if _package_of(target, (*ENGINE_PACKAGES, *UPWARD))
+    ]
+    assert any(m.startswith(f"{PACKAGE}.run.") for m in graph)
+    assert offenders == []
+
+
+def _execution_comparisons(path: Path) -> list[int]:
+    """Lines where ``<x>.execution`` or ``execution`` is compared (==, !=, in, is)."""
+
+    def names_execution(node: ast.AST) -> bool:
+        if isinstance(node, ast.Attribute):
+            return node.attr == "execution"
+        if isinstance(node, ast.Name):
+            return node.id == "execution"
+        return isinstance(node, ast.Constant) and node.value == "execution"
+
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Compare) and any(
+            names_execution(side) for side in (node.left, *node.comparators)
+        ):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_the_walker_finds_an_execution_comparison(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text('if spec.execution == "local":\n    pass\nx = spec.execution\n')
+    assert _execution_comparisons(sample) == [1]
+
+
+def test_nothing_outside_engine_selection_asks_which_engine_runs() -> None:
+    offenders = [
+        f"{path.relative_to(SRC)}:{line}"
+        for module, path in _modules().items()
+        if module not in ENGINE_SELECTION
+        for line in _execution_comparisons(path)
+    ]
+    assert offenders == []

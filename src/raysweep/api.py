@@ -1,13 +1,13 @@
 """The orchestrator: the one place where the stages connect.
 
     sweep.json --load/validate--> SweepSpec --checks--> run directory (RunDir)
-        --plan--> phases + GPU plan --drive--> Ray Tune --collect--> SweepResult
-        --write--> results, best config, report
+        --GPU plan--> Engine.run / Engine.resume (engines.registry, by ``execution``)
+        --collect--> SweepResult --write--> results, best config, report
 
 ``RunOptions`` is the command line's object; nothing below this module sees
-it: the driver gets typed values (``RayOptions``, ``GPUPlan``, ``DriveOptions``).
-The driver imports Ray, so it is imported where a run starts (:func:`_driver`),
-never by ``sweep validate`` or the read-only commands.
+it: an engine gets typed values (``EngineOptions``, ``NewRun``). Engines are
+imported where a run starts, and the Ray engine imports Ray only then, never
+for ``sweep validate`` or the read-only commands.
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
 from raysweep.config.load import (
     absolute_data_paths,
@@ -29,21 +28,20 @@ from raysweep.config.load import (
 )
 from raysweep.config.schema import SweepSpec
 from raysweep.driver.cluster import in_ray_job
-from raysweep.driver.lock import check_unlocked
-from raysweep.driver.phases import Phase, plan_phases, recorded_parts, resumed_spec
-from raysweep.driver.signals import GracefulStop
+from raysweep.engines.base import EngineOptions, NewRun
+from raysweep.engines.registry import engine_for
 from raysweep.errors import ConfigError, RunDirExistsError
 from raysweep.gpu.allocation import GPUPlan
-from raysweep.gpu.planning import PROBE_SECONDS, plan_gpus, probe_iterations, recorded_spec
-from raysweep.rundir import TUNE_DIR, Part, RunDir
+from raysweep.gpu.planning import PROBE_SECONDS, plan_gpus, probe_iterations
+from raysweep.run.lock import check_unlocked
+from raysweep.run.resume_spec import resumed_spec
+from raysweep.run.signals import GracefulStop
+from raysweep.rundir import RunDir
 from raysweep.search.points import WarmStart, load_warm_start
 from raysweep.storage import is_uri
 from raysweep.trainables.builtins import planned_replicas
 from raysweep.trainables.checks import check_trainable
 from raysweep.tuner.loggers import check_logging
-
-if TYPE_CHECKING:
-    from raysweep.driver.ray_session import RayOptions
 
 __all__ = ["RunOptions", "load_run_spec", "rerun_trial", "resume_sweep", "run_sweep"]
 
@@ -71,19 +69,20 @@ class RunOptions:
     retry_errored: bool = False  # on resume, rerun errored trials from their last checkpoint
     warm_start: Path | None = None  # best-configs export whose configurations run first
 
-    def ray_options(self) -> RayOptions:
-        """The ``RayOptions`` of these flags."""
-        from raysweep.driver.dashboard_extra import choose_dashboard
-        from raysweep.driver.ray_session import RayOptions
-
-        dashboard = choose_dashboard(self.dashboard, self.cluster_address())
-        return RayOptions(
+    def engine_options(self) -> EngineOptions:
+        """The flags every engine gets (typed; the config path stays here)."""
+        return EngineOptions(
+            storage=self.storage,
+            gpus=self.gpus,
+            allow_cpu=self.allow_cpu,
             address=self.cluster_address(),
-            include_dashboard=dashboard.include,
-            dashboard_note=dashboard.note,
+            dashboard=self.dashboard,
             dashboard_host=self.dashboard_host,
             dashboard_port=self.dashboard_port,
-            working_dir=str(self.working_dir.resolve()) if self.working_dir else None,
+            working_dir=self.working_dir,
+            dry_run=self.dry_run,
+            retry_errored=self.retry_errored,
+            warm_start=self.warm_start,
         )
 
     def cluster_address(self) -> str | None:
@@ -107,36 +106,8 @@ def load_run_spec(options: RunOptions) -> SweepSpec:
     spec = parse_spec(data, source=str(options.config))
     check_trainable(spec)
     check_logging(spec)
-    check_local_options(spec, options)
+    engine_for(spec).check_options(spec, options.engine_options())
     return spec
-
-
-def check_local_options(spec: SweepSpec, options: RunOptions) -> None:
-    """ConfigError for flags an in-process (``"execution": "local"``) run cannot honour."""
-    if spec.execution != "local":
-        return
-    if options.cluster_address():
-        raise ConfigError(
-            f'--address {options.cluster_address()}: "execution": "local" runs the trials '
-            'in this process, on this machine; set "execution": "ray" to use a Ray cluster'
-        )
-    if is_uri(options.storage):
-        raise ConfigError(
-            f'--storage {options.storage}: "execution": "local" keeps its run directory '
-            'on a local filesystem; give a directory, or set "execution": "ray"'
-        )
-
-
-def _local_notes(options: RunOptions) -> tuple[str, ...]:
-    """What the flags that only a Ray run uses do in a local run: nothing, said once."""
-    notes = []
-    if options.gpus:
-        notes.append(f"--gpus {options.gpus} ignored: in-process trials run on CPUs")
-    if options.dashboard is not False:
-        notes.append("no Ray dashboard in-process; `sweep status RUN_DIR --watch` follows the run")
-    if options.retry_errored:
-        notes.append("--retry-errored ignored: an in-process run keeps its errored trials")
-    return tuple(notes)
 
 
 def run_sweep(
@@ -172,9 +143,8 @@ def run_sweep(
         if options.dry_run:
             print(_dry_run_text(spec, run, gpu_plan, warm), file=out)
             return 0
-        driver = _local_driver() if spec.execution == "local" else _driver(out)
-        if spec.execution != "local":
-            ray_options = options.ray_options()  # an explicit --dashboard that cannot start: 2
+        engine = engine_for(spec)
+        engine.check_installed(out)  # e.g. the installed Ray (exit 2 before anything is written)
         try:
             run.create()
         except FileExistsError:  # another `sweep run` created it a moment ago
@@ -182,20 +152,8 @@ def run_sweep(
             raise RunDirExistsError(
                 f"run directory {run} was just created by another process"
             ) from None
-        if spec.execution == "local":
-            notes = _local_notes(options)
-            local = driver.LocalOptions(gpu_plan, spec, warm, warm is not None, notes)
-            return int(driver.drive_local(spec, run, local, out, owned))
-        first = Phase("fit", Part(TUNE_DIR, spec.total_trials, 0))
-        drive_options = driver.DriveOptions(
-            ray_options,
-            gpu_plan,
-            options.gpus,
-            record=spec,
-            warm_start=warm,
-            record_warm_start=warm is not None,
-        )
-        return int(driver.drive(spec, run, [first], drive_options, out, owned))
+        new = NewRun(gpu_plan, warm)
+        return engine.run(spec, run, new, options.engine_options(), out, owned)
 
 
 def resume_sweep(
@@ -220,112 +178,22 @@ def resume_sweep(
         check_trainable(spec)
         check_logging(spec)
         check_unlocked(run.lock_path, str(run))
-        state = run.read_state()
-        if spec.execution == "local":
-            check_local_options(spec, options)
-            return _resume_local(run, stored, spec, state, options, out, owned)
-        parts = recorded_parts(run, state, stored)
-        phases = plan_phases(run, parts, spec, options.retry_errored)
-        if options.warm_start is not None:
-            print(
-                f"note: --warm-start {options.warm_start} ignored: a resumed run keeps the "
-                "starting points it was started with",
-                file=out,
-            )
-        recorded_warm = run.read_warm_start(state)
-        warm = WarmStart.from_json(recorded_warm) if recorded_warm else None
-        if not phases and state.get("status") == "completed":
-            print(f"{run}: complete ({spec.total_trials} trials); nothing to resume", file=out)
-            return 0
-        # "auto" keeps the packing the run's probe chose (drive() applies it again, and logs it)
-        gpu_plan = plan_gpus(
-            recorded_spec(spec, run),
-            options.gpus,
-            options.allow_cpu,
-            bool(options.cluster_address()),
-        )
-        if options.dry_run:
-            steps = [f"{p.kind} {p.part.dir}/ ({p.part.trials} trials)" for p in phases]
-            print(f"dry run: would resume {run}: {'; '.join(steps) or 'write outputs'}", file=out)
-            return 0
-        driver = _driver(out)
-        ray_options = options.ray_options()  # an explicit --dashboard that cannot start: exit 2
-        record = None
-        if spec.search.num_samples != stored.search.num_samples:  # spec.json keeps max_concurrent
-            record = resumed_spec(run, stored, None, spec.search.num_samples, None)
-        drive_options = driver.DriveOptions(
-            ray_options,
-            gpu_plan,
-            options.gpus,
-            record=record,
-            retry_errored=options.retry_errored,
-            warm_start=warm,
-        )
-        return int(driver.drive(spec, run, phases, drive_options, out, owned))
-
-
-def _resume_local(
-    run: RunDir,
-    stored: SweepSpec,
-    spec: SweepSpec,
-    state: dict[str, object],
-    options: RunOptions,
-    out: IO[str],
-    stop: GracefulStop,
-) -> int:
-    """Continue an in-process run from its journal (finished trials kept, the rest run)."""
-    extended = spec.search.num_samples != stored.search.num_samples
-    if state.get("status") == "completed" and not extended:
-        print(f"{run}: complete ({spec.total_trials} trials); nothing to resume", file=out)
-        return 0
-    if options.dry_run:
-        print(f"dry run: would resume {run} in-process from {run.journal_path.name}", file=out)
-        return 0
-    recorded_warm = run.read_warm_start(dict(state))
-    gpu_plan = plan_gpus(spec, None, options.allow_cpu, False)
-    local = _local_driver().LocalOptions(
-        gpu_plan,
-        record=resumed_spec(run, stored, None, spec.search.num_samples, None) if extended else None,
-        warm_start=WarmStart.from_json(recorded_warm) if recorded_warm else None,
-        notes=_local_notes(options),
-    )
-    return int(_local_driver().drive_local(spec, run, local, out, stop))
-
-
-def _local_driver() -> ModuleType:
-    """The in-process driver (``raysweep.local.drive``): Ray's search and scheduler classes,
-    no Ray runtime and no compatibility patches."""
-    from raysweep.local import drive
-
-    return drive
+        return engine_for(spec).resume(run, stored, spec, options.engine_options(), out, owned)
 
 
 def rerun_trial(
     run_dir: str | os.PathLike[str], trial_id: str | None, out: IO[str] = sys.stdout
 ) -> int:
     """Rerun one recorded trial and compare its metric with the record (0 match, 1 not)."""
-    _driver(out)
+    from raysweep.driver.engine import check_installed_ray
+
+    check_installed_ray(out)  # a rerun is a Ray trial, whichever engine ran the sweep
     from raysweep.driver.rerun import rerun_trial as rerun
 
     run = RunDir(run_dir).resolved()
     if run.is_remote:
         run.path.mkdir(parents=True, exist_ok=True)  # its log goes to its staging directory
     return rerun(run, trial_id, out)
-
-
-def _driver(out: IO[str] = sys.stdout) -> ModuleType:
-    """The driver module, after checking the installed Ray (RayCompatError, exit 2).
-
-    Imported here rather than at the top: it imports Ray, which ``sweep validate``
-    and the read-only commands never need.
-    """
-    from raysweep._raycompat import check_ray
-
-    for warning in check_ray():
-        print(warning, file=out)
-    from raysweep.driver import run
-
-    return run
 
 
 def _dry_run_text(
@@ -349,8 +217,7 @@ def _dry_run_text(
             f"to {probe_iterations(spec)} iteration(s) or {PROBE_SECONDS:.0f} s; its peak "
             "memory decides how many trials share a GPU)"
         )
-    if spec.execution == "local":
-        lines.append("execution: local (trials in this process, no Ray)")
+    lines.extend(engine_for(spec).plan_lines(spec))
     return "\n".join([*lines, json.dumps(spec_to_json(spec), indent=2)])
 
 

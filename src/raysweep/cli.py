@@ -23,7 +23,7 @@ EPILOG = """exit codes: 0 done (at least one trial succeeded), 1 the sweep faile
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from raysweep.driver.signals import GracefulStop
+    from raysweep.run.signals import GracefulStop
 
     with GracefulStop() as stop:  # before the heavy imports: a signal is never lost
         from raysweep import api
@@ -64,7 +64,7 @@ def _shared_flags(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:
-    from raysweep.driver.signals import GracefulStop
+    from raysweep.run.signals import GracefulStop
 
     with GracefulStop() as stop:
         from raysweep import api

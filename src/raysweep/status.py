@@ -2,8 +2,9 @@
 
 Live runs are read from trials.jsonl (one line per trial start and end) and
 trial_info.jsonl (whether a trial returned by itself or was stopped early);
-finished runs from results.json; a crashed or interrupted run from Ray's last
-experiment snapshot (what a resume will find). No Ray import: instant on any run.
+finished runs from results.json; a crashed or interrupted run from what a resume
+will find, through the engines' trial sources (``engines.registry.TRIAL_SOURCES``:
+Ray's last experiment snapshot, the local journal). No Ray import: instant on any run.
 """
 
 from __future__ import annotations
@@ -12,16 +13,10 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
+from raysweep.engines.registry import trial_sources
 from raysweep.errors import SweepError
 from raysweep.rundir import RunDir
 
-_RAY_STATUS = {
-    "TERMINATED": "finished",
-    "ERROR": "errored",
-    "RUNNING": "unfinished",
-    "PAUSED": "unfinished",
-    "PENDING": "pending",
-}
 ERRORS_SHOWN = 5
 COUNT_ORDER = ("running", "pending", "completed", "stopped", "finished", "unfinished", "errored")
 
@@ -51,8 +46,8 @@ def run_status(run: RunDir, now: datetime | None = None) -> dict[str, Any]:
             if t.status == "errored"
         ]
     else:
-        counts, best = _snapshot_counts(run, state), run.read_best()
-        source = "journal" if run.has_journal() else "snapshot"
+        counts, source = _resume_counts(run, state)
+        best = run.read_best()
     info: dict[str, Any] = {
         "run": str(run.path),
         "name": run.name,
@@ -140,33 +135,12 @@ def _best_of_events(events: list[dict[str, Any]], spec: Any) -> dict[str, Any] |
     return best
 
 
-def _snapshot_counts(run: RunDir, state: dict[str, Any]) -> dict[str, int]:
-    if run.has_journal():
-        return _journal_counts(run)
-    counts: dict[str, int] = {}
-    for part in run.parts(state):
-        if not run.has_experiment(part):
-            continue
-        for trial in run.trial_states(part):
-            name = _RAY_STATUS.get(trial["status"], str(trial["status"]).lower())
-            counts[name] = counts.get(name, 0) + 1
-    return counts
-
-
-def _journal_counts(run: RunDir) -> dict[str, int]:
-    """Trials of an in-process run by how its journal left them (what a resume will find)."""
-    suggested: set[str] = set()
-    counts: dict[str, int] = {}
-    for record in run.read_journal():
-        if record.get("e") == "suggest":
-            suggested.add(str(record.get("id")))
-        elif record.get("e") == "end" and str(record.get("id")) in suggested:
-            suggested.discard(str(record.get("id")))
-            kind = str(record.get("status"))
-            counts[kind] = counts.get(kind, 0) + 1
-    if suggested:
-        counts["unfinished"] = len(suggested)
-    return counts
+def _resume_counts(run: RunDir, state: dict[str, Any]) -> tuple[dict[str, int], str]:
+    """Trials as a resume will find them, from the first trial source that holds the run."""
+    for source in trial_sources():
+        if source.holds(run):
+            return source.counts(run, state), source.label
+    return {}, "none"
 
 
 def _started_at(state: dict[str, Any]) -> str | None:

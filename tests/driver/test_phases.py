@@ -13,14 +13,9 @@ from raysweep._raycompat.experiment_state import read_trial_states
 from raysweep.config.load import parse_spec
 from raysweep.config.schema import SweepSpec
 from raysweep.driver.experiments import is_finished
-from raysweep.driver.phases import (
-    Phase,
-    plan_phases,
-    recorded_parts,
-    resumed_spec,
-    spec_changes,
-)
+from raysweep.driver.phases import Phase, plan_phases, recorded_parts
 from raysweep.errors import ConfigError, ResumeError
+from raysweep.run.resume_spec import resumed_spec, spec_changes
 from raysweep.rundir import Part, RunDir
 
 CONFIG: dict[str, Any] = {

@@ -1,5 +1,5 @@
 """The in-process executor ("execution": "local") run in this process: the run directory it
-writes, trial for trial the same results as Ray Tune, errors, budgets and extensions."""
+writes, errors, budgets and extensions (its agreement with Ray: tests/engines/)."""
 
 from __future__ import annotations
 
@@ -77,25 +77,6 @@ def test_a_local_run_writes_the_run_directory_without_ray_tune(tmp_path: Path) -
     curves = run_dir.trial_curves("val_loss")
     assert all(len(curves[t["trial_id"]]) == t["iterations"] for t in trials)
     assert json.loads(run_dir.spec_path.read_text())["spec"]["execution"] == "local"
-
-
-def test_local_and_ray_runs_give_the_same_trials(tmp_path: Path, ray_session: None) -> None:
-    """Random search, FIFO: every index gets the same config, seed and metrics either way."""
-    fifo = {"search": {"algorithm": "random", "num_samples": 4, "max_concurrent": 2},
-            "scheduler": {"type": "fifo"}}  # fmt: skip
-    code, local_dir, out = run(tmp_path, gbm_sweep("same-local", **fifo))
-    assert code == 0, out
-    code, ray_dir, out = run(tmp_path, gbm_sweep("same-ray", **fifo, execution="ray"))
-    assert code == 0, out
-    assert (ray_dir.path / "tune").is_dir()
-
-    def by_index(run_dir: RunDir) -> dict[int, tuple[Any, ...]]:
-        return {
-            t["index"]: (t["config"], t["seed"], t["last"], t["best_metric"], t["status"])
-            for t in results(run_dir)["trials"]
-        }
-
-    assert by_index(local_dir) == by_index(ray_dir)
 
 
 def test_errored_trials_are_recorded_with_their_error(tmp_path: Path) -> None:

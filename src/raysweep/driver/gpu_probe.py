@@ -20,7 +20,6 @@ from typing import Any
 from raysweep._raycompat.interrupt import StopCallback
 from raysweep.config.schema import SweepSpec
 from raysweep.driver.fit import run_tuner
-from raysweep.driver.signals import GracefulStop
 from raysweep.errors import GPUError, SweepError
 from raysweep.gpu.allocation import GPUPlan
 from raysweep.gpu.autopack import (
@@ -35,6 +34,7 @@ from raysweep.gpu.autopack import (
 )
 from raysweep.gpu.planning import PROBE_SECONDS, probe_iterations
 from raysweep.repro.manifest import record_gpus_auto
+from raysweep.run.signals import GracefulStop
 from raysweep.rundir import PROBE_DIR, RunDir
 from raysweep.runlog import RunLog
 from raysweep.tuner.build import TIME_ATTR, BuildOptions

@@ -9,20 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from raysweep.config.load import spec_to_json
 from raysweep.config.schema import SweepSpec
 from raysweep.driver.experiments import check_part, is_finished
-from raysweep.errors import ConfigError, ResumeError
+from raysweep.errors import ResumeError
 from raysweep.rundir import TUNE_DIR, Part, RunDir, extension_dir
-
-# Fields that may differ from spec.json on resume: run-time settings, not results.
-RUNTIME_FIELDS = (
-    "search.max_concurrent",
-    "logging.tensorboard",
-    "logging.mlflow",
-    "logging.mlflow.tracking_uri",
-    "logging.mlflow.experiment_name",
-)
 
 
 @dataclass(frozen=True)
@@ -32,71 +22,6 @@ class Phase:
     kind: Literal["fit", "restore"]
     part: Part
     warm_start: str | None = None  # earlier experiment whose searcher a new one continues
-
-
-def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
-    """``{"a": {"b": 1}}`` -> ``{"a.b": 1}``; lists and scalars are leaves."""
-    if not isinstance(data, dict) or not data:
-        return {prefix: data} if prefix else {}
-    flat: dict[str, Any] = {}
-    for key, value in data.items():
-        flat.update(flatten(value, f"{prefix}.{key}" if prefix else str(key)))
-    return flat
-
-
-def spec_changes(old: SweepSpec, new: SweepSpec, ignore: tuple[str, ...] = ()) -> list[str]:
-    """``path: old -> new`` for every resolved field that differs (dotted paths, sorted)."""
-    import json
-
-    before, after = flatten(spec_to_json(old)), flatten(spec_to_json(new))
-    missing = object()
-    lines = []
-    for path in sorted(set(before) | set(after)):
-        if path in ignore:
-            continue
-        a, b = before.get(path, missing), after.get(path, missing)
-        if a != b:
-            show = [("(unset)" if v is missing else json.dumps(v)) for v in (a, b)]
-            lines.append(f"{path}: {show[0]} → {show[1]}")
-    return lines
-
-
-def resumed_spec(
-    run: RunDir,
-    stored: SweepSpec,
-    config: SweepSpec | None = None,
-    num_samples: int | None = None,
-    max_concurrent: int | None = None,
-) -> SweepSpec:
-    """The spec a resume runs with: spec.json plus the allowed overrides.
-
-    ``config`` (``sweep run --config F --resume``) must resolve to spec.json except
-    for run-time fields and, when ``--num-samples`` is given, search.num_samples.
-    """
-    if config is not None:
-        ignore = RUNTIME_FIELDS + (("search.num_samples",) if num_samples is not None else ())
-        changes = spec_changes(stored, config, ignore)
-        if changes:
-            raise ResumeError(
-                f"cannot resume {run}: the config differs from the run's spec.json in "
-                f"{len(changes)} field(s):\n  " + "\n  ".join(changes) + "\n"
-                "Nothing was changed. Resume with the original config, or start a new run "
-                "under another --name."
-            )
-        if max_concurrent is None:
-            max_concurrent = config.search.max_concurrent
-    data = spec_to_json(stored)
-    old_n, old_mc = stored.search.num_samples, stored.search.max_concurrent
-    if num_samples is not None:
-        if num_samples < old_n:
-            raise ConfigError(
-                f"--num-samples: a sweep cannot shrink (got {num_samples} < {old_n}, the "
-                f"run's search.num_samples)"
-            )
-        data["search"]["num_samples"] = num_samples
-    if max_concurrent is not None and max_concurrent != old_mc:
-        data["search"]["max_concurrent"] = max_concurrent
-    return SweepSpec.model_validate(data)
 
 
 def recorded_parts(run: RunDir, state: dict[str, Any], stored: SweepSpec) -> list[Part]:

@@ -1,81 +1,27 @@
-"""Driver-side Ray Tune callback: progress on show, and an append-only event log.
+"""The Ray engine's progress adapter: Ray Tune's callback calls into ``run.progress``.
 
-The display (driver/live.py) is a live panel on a terminal and plain lines elsewhere.
+Being a ``TrialProgressCallback``, it replaces the one Ray Tune would add, which
+formats every trial's whole result even when it prints nothing (~10% of the
+driver's time per no-op trial, measured with benchmarks.knobs).
 """
 
 from __future__ import annotations
 
-import json
-import math
-import sys
-import time
-from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from ray.tune.progress_reporter import TrialProgressCallback
 
-from raysweep.driver.live import Display, Snapshot, make_display
-from raysweep.search.indexed import INDEX_KEY
+from raysweep.run.progress import TrialProgress, error_text
 
 
-class ProgressCallback(TrialProgressCallback):
-    """Shows one line per finished trial and appends it to ``trials.jsonl``.
+class ProgressCallback(TrialProgress, TrialProgressCallback):
+    """``TrialProgress`` fed by Ray Tune's callback events.
 
-    ``terminal``: the stream a live display may draw on (when it is a terminal);
-    the trial lines then go to it and to ``log_path``, else to ``out``, with a
-    heartbeat line every minute without one (driver/live.py).
-
-    Each line costs O(1): results.json is written once at the end, not per trial.
-    Being a TrialProgressCallback, it replaces the one Ray Tune would add, which
-    formats every trial's whole result even when it prints nothing (~10% of the
-    driver's time per no-op trial, measured with benchmarks.knobs).
-    On a resumed or extended run the count and best start from what is already
-    done: ``done_before``/``best_before`` for earlier experiments, and the
-    restored experiment's own finished trials on the first event.
+    A restored experiment's trials that had already finished are counted on the
+    first event (Ray Tune hands them over with the others).
     """
 
-    def __init__(
-        self,
-        events_path: Path,
-        metric: str,
-        mode: str,
-        total: int,
-        out: IO[str],
-        done_before: int = 0,
-        best_before: float | None = None,
-        terminal: IO[str] | None = None,
-        log_path: Path | None = None,
-    ) -> None:
-        self.events_path = events_path  # RunDir.events_path
-        self.metric = metric
-        self.mode = mode
-        self.total = total
-        self.out = out
-        self.finished = done_before
-        self.best: float | None = None
-        self.started: dict[str, float] = {}
-        self._events: IO[str] | None = None
-        self._primed = False
-        self._update_best(best_before)
-        self.terminal = terminal
-        self.log_path = log_path  # RunDir.log_path: where a live display's lines are kept
-        self.best_trial: str | None = None
-        self._display: Display | None = None
-        self._setup_at = time.monotonic()
-        self._finished_here = 0
-
-    def __getstate__(self) -> dict[str, Any]:
-        # Ray pickles the run config (tuner.pkl); open streams stay with this process.
-        state = self.__dict__.copy()
-        state["out"] = None
-        state["_events"] = None
-        state["terminal"] = None
-        state["_display"] = None
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self.out = sys.stdout
+    _primed = False
 
     def setup(
         self,
@@ -84,23 +30,7 @@ class ProgressCallback(TrialProgressCallback):
         total_num_samples: int | None = None,
         **info: Any,
     ) -> None:
-        self._load_start_times()
-        self._events = self.events_path.open("a", encoding="utf-8")
-        self._setup_at = time.monotonic()
-        self._finished_here = 0
-        self._display = make_display(self.out, self.terminal, self.log_path)
-
-    def _load_start_times(self) -> None:
-        """A resumed trial keeps the start time of its first attempt."""
-        if not self.events_path.is_file():
-            return
-        for line in self.events_path.read_text(encoding="utf-8").splitlines():
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if event.get("event") == "start":
-                self.started.setdefault(event["trial_id"], event["t"])
+        self.start()
 
     def _prime(self, trials: list[Any], current: Any) -> None:
         """Count the trials a restored experiment had already finished (once)."""
@@ -109,16 +39,11 @@ class ProgressCallback(TrialProgressCallback):
         self._primed = True
         for other in trials:
             if other is not current and str(other.status) in ("TERMINATED", "ERROR"):
-                self.finished += 1
-                self._update_best((other.last_result or {}).get(self.metric))
+                self.count_finished(other.last_result or {})
 
-    def _update_best(self, value: Any) -> None:
-        if isinstance(value, int | float) and not math.isnan(value):
-            better = self.best is None or (
-                value < self.best if self.mode == "min" else value > self.best
-            )
-            if better:
-                self.best = float(value)
+    def running(self, trials: list[Any]) -> int:
+        """Ray's RUNNING trials (a paused HyperBand trial is not running)."""
+        return sum(1 for t in trials if str(t.status) == "RUNNING")
 
     def on_trial_result(
         self, iteration: int, trials: list[Any], trial: Any, result: dict[Any, Any], **info: Any
@@ -127,101 +52,18 @@ class ProgressCallback(TrialProgressCallback):
 
     def on_trial_start(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
         self._prime(trials, trial)
-        self.started.setdefault(trial.trial_id, time.time())
-        self._append(
-            {"event": "start", "trial_id": trial.trial_id, "index": _index(trial), "t": time.time()}
-        )
+        self.trial_started(trial, trials)
 
     def on_trial_complete(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
         self._prime(trials, trial)
-        self._finish(trial, "ended", None, trials)
+        self.trial_ended(trial, trials)
 
     def on_trial_error(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
         self._prime(trials, trial)
-        self._finish(trial, "errored", _error_text(trial), trials)
+        self.trial_ended(trial, trials, error_text(trial))
 
     def on_step_end(self, iteration: int, trials: list[Any], **info: Any) -> None:
-        """Every turn of Ray Tune's loop (~10 a second): redraw, or a heartbeat when due."""
-        if self._display is not None:
-            self._display.tick(lambda: self.snapshot(trials))
-
-    def snapshot(self, trials: list[Any]) -> Snapshot:
-        """Counts, best so far, elapsed and ETA (from this invocation's pace) right now."""
-        elapsed = time.monotonic() - self._setup_at
-        running = sum(1 for t in trials if str(t.status) == "RUNNING")
-        left = max(self.total - self.finished, 0)
-        eta = elapsed / self._finished_here * left if self._finished_here else None
-        return Snapshot(
-            self.total, self.finished, running, self.metric, self.best, self.best_trial,
-            elapsed, eta,
-        )  # fmt: skip
+        self.tick(trials)
 
     def on_experiment_end(self, trials: list[Any], **info: Any) -> None:
-        if self._display is not None:
-            self._display.close(self.snapshot(trials))
-            self._display = None
-        if self._events is not None:
-            self._events.close()
-            self._events = None
-
-    def _finish(self, trial: Any, event: str, error: str | None, trials: list[Any]) -> None:
-        self.finished += 1
-        self._finished_here += 1
-        result = trial.last_result or {}
-        value = result.get(self.metric)
-        trial_best = (
-            (getattr(trial, "metric_analysis", {}) or {}).get(self.metric, {}).get(self.mode, value)
-        )
-        if isinstance(trial_best, int | float) and not math.isnan(trial_best):
-            better = self.best is None or (
-                trial_best < self.best if self.mode == "min" else trial_best > self.best
-            )
-            if better:
-                self.best = float(trial_best)
-                self.best_trial = trial.trial_id
-        self._append(
-            {
-                "event": event,
-                "trial_id": trial.trial_id,
-                "index": _index(trial),
-                "t": time.time(),
-                "started": self.started.get(trial.trial_id),
-                "iterations": result.get("training_iteration"),
-                self.metric: value,
-                "best": trial_best if isinstance(trial_best, int | float) else None,
-                "config": {k: v for k, v in (trial.config or {}).items() if k != INDEX_KEY},
-                "error": error,
-            }
-        )
-        shown = f"{self.metric}={value:.6g}" if isinstance(value, int | float) else "no metric"
-        best = f"best={self.best:.6g}" if self.best is not None else "best=-"
-        status = "ERROR " + (error or "").splitlines()[-1][:120] if error else "done"
-        line = (
-            f"[{self.finished}/{self.total}] {trial.trial_id} {status} {shown} "
-            f"iters={result.get('training_iteration', 0)} {best}"
-        )
-        if self._display is None:  # a trial ended before setup (never, with Ray Tune)
-            self._display = make_display(self.out, self.terminal, self.log_path)
-        self._display.line(line, lambda: self.snapshot(trials))
-
-    def _append(self, record: dict[str, Any]) -> None:
-        if self._events is None:
-            self._events = self.events_path.open("a", encoding="utf-8")
-        self._events.write(json.dumps(record, default=str) + "\n")
-        self._events.flush()
-
-
-def _index(trial: Any) -> int | None:
-    """The trial's suggestion index (raysweep's ``__trial_index__`` config key)."""
-    value = (getattr(trial, "config", None) or {}).get(INDEX_KEY)
-    return int(value) if isinstance(value, int) else None
-
-
-def _error_text(trial: Any) -> str:
-    path = getattr(trial, "error_file", None)
-    if path:
-        try:
-            return Path(path).read_text(encoding="utf-8", errors="replace").strip()
-        except OSError:
-            pass
-    return "trial failed (no error file)"
+        self.close(trials)

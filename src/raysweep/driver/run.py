@@ -27,7 +27,6 @@ from raysweep.driver.cluster import (
 from raysweep.driver.experiments import load_trials
 from raysweep.driver.fit import run_tuner
 from raysweep.driver.gpu_probe import resolve_gpus_auto
-from raysweep.driver.lifecycle import drive_locked, start_run
 from raysweep.driver.notices import announce_dashboard, dashboard_warning, run_notices
 from raysweep.driver.phases import Phase
 from raysweep.driver.progress import ProgressCallback
@@ -38,14 +37,15 @@ from raysweep.driver.ray_session import (
     ray_session,
 )
 from raysweep.driver.scheduler_history import recorded_trials
-from raysweep.driver.signals import GracefulStop
 from raysweep.gpu.allocation import GPUPlan, gpu_env
 from raysweep.gpu.monitor import ResourceMonitor
-from raysweep.report.collect import collect_spec_trials
 from raysweep.report.records import SweepResult
 from raysweep.report.warm import prewarm_report_imports
 from raysweep.repro.determinism import DETERMINISM_ENV
 from raysweep.repro.manifest import add_manifest_warning
+from raysweep.run.lifecycle import drive_locked, start_run
+from raysweep.run.outputs import collect_result, write_outputs
+from raysweep.run.signals import GracefulStop
 from raysweep.rundir import Part, RunDir
 from raysweep.runlog import RunLog
 from raysweep.schedulers.restore import resume_note
@@ -127,8 +127,7 @@ def _drive(
         cluster = ray.resources
         live = _run_phases(spec, run, phases, options, visible, cluster, log, stop)
         stop.check()  # results.json stays what the last finished invocation wrote
-        result = collect_run(spec, run, live)
-        result.wall_time_s = time.monotonic() - started
+        result = collect_result(spec, run, run_trials(spec, run, live), started)
         # Written while Ray shuts down: they need the run directory, not Ray.
         outputs = ThreadPoolExecutor(1, thread_name_prefix="raysweep-outputs")
         written = outputs.submit(write_outputs, result, run)
@@ -209,7 +208,7 @@ def _run_phase(
         log.stream,
         done,
         best,
-        terminal=log.out,  # a live display when it is a terminal (driver/live.py)
+        terminal=log.out,  # a live display when it is a terminal (run/live.py)
         log_path=run.log_path,
     )
     restoring = phase.kind == "restore"
@@ -232,9 +231,9 @@ def _run_phase(
         for note in _repair(run, phase.part):
             log.print(f"  {note}")
         recorded = recorded_trials(run, phase.part, spec)  # the scheduler's history
-        note = resume_note(spec.scheduler.type)
-        if note:
-            log.print(f"  {note}")
+        unrebuilt = resume_note(spec.scheduler.type)
+        if unrebuilt:
+            log.print(f"  {unrebuilt}")
         restore, _ = run.ray_experiment(phase.part)  # Tuner.restore reads the storage
         return run_tuner(
             spec, build, restore=restore, retry_errored=options.retry_errored, recorded=recorded
@@ -304,10 +303,10 @@ def _earlier_progress(
     return len(trials), best
 
 
-def collect_run(
+def run_trials(
     spec: SweepSpec, run: RunDir, live: Mapping[str, list[Any]] | None = None
-) -> SweepResult:
-    """SweepResult over every experiment of the run (results.json's content).
+) -> list[Any]:
+    """The trials of every experiment of the run (what results.json is collected from).
 
     ``live``: Trial objects of experiments run by this process (Ray's own, as the
     ResultGrid has them); the others are read from their last snapshot.
@@ -319,7 +318,7 @@ def collect_run(
             trials.extend(live[part.dir])
         else:
             trials.extend(load_trials(run, [part], spec.metric, spec.mode))
-    return collect_spec_trials(spec, run, trials)
+    return trials
 
 
 def _apply_gpu_plan(options: DriveOptions, log: RunLog) -> str | None:
@@ -337,11 +336,3 @@ def _apply_gpu_plan(options: DriveOptions, log: RunLog) -> str | None:
     env = gpu_env(options.gpu_plan)
     os.environ.update(env)
     return env["CUDA_VISIBLE_DEVICES"]
-
-
-def write_outputs(result: SweepResult, run: RunDir) -> None:
-    """results.json/csv, best_config.json, report.txt and report.html."""
-    from raysweep.report.build import write_reports  # plotly and Optuna's importance: lazily
-
-    run.write_results(result)
-    write_reports(run, result, status="completed" if result.succeeded else "failed")

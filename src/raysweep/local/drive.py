@@ -1,6 +1,7 @@
 """Drive a local run (``"execution": "local"``): lock, log, state, trials in-process, outputs.
 
-The counterpart of ``driver.run.drive`` without Ray: the same run directory
+The Ray engine's counterpart without Ray, on the same run layer (``raysweep.run``:
+lock, lifecycle, signals, progress, collect and write): the same run directory
 (spec.json, state.json, repro.json, trials.jsonl, trial_info.jsonl, results,
 reports, resource_usage.json), plus ``local/journal.jsonl`` in place of Ray Tune's
 ``tune/`` experiment, from which ``sweep resume`` continues exactly once.
@@ -13,11 +14,12 @@ from dataclasses import dataclass
 from typing import IO
 
 from raysweep.config.schema import SweepSpec
-from raysweep.driver.lifecycle import drive_locked, start_run
-from raysweep.driver.signals import GracefulStop
 from raysweep.gpu.allocation import GPUPlan
 from raysweep.local.trial import LocalTrial
 from raysweep.report.records import SweepResult
+from raysweep.run.lifecycle import drive_locked, start_run
+from raysweep.run.outputs import collect_result, write_outputs
+from raysweep.run.signals import GracefulStop
 from raysweep.rundir import RunDir
 from raysweep.runlog import RunLog
 from raysweep.search.points import WarmStart
@@ -25,7 +27,7 @@ from raysweep.search.points import WarmStart
 
 @dataclass(frozen=True)
 class LocalOptions:
-    """How a local run is driven, beside its spec (``driver.run.DriveOptions``' counterpart)."""
+    """How a local run is driven, beside its spec."""
 
     gpu_plan: GPUPlan
     record: SweepSpec | None = None  # a spec to (re)write to spec.json once the lock is held
@@ -66,14 +68,8 @@ def _drive(
     with ResourceMonitor(run.usage_path, gpu_ids=()):
         trials = _run_trials(spec, run, options, log, stop)
     stop.check()
-    from raysweep.report.collect import collect_spec_trials
-
-    result = collect_spec_trials(spec, run, trials)
-    result.wall_time_s = time.monotonic() - started
-    from raysweep.report.build import write_reports
-
-    run.write_results(result)
-    write_reports(run, result, status="completed" if result.succeeded else "failed")
+    result = collect_result(spec, run, trials, started)
+    write_outputs(result, run)
     return result
 
 
@@ -109,11 +105,11 @@ def _import_before_trials(spec: SweepSpec) -> None:
 def _run_trials(
     spec: SweepSpec, run: RunDir, options: LocalOptions, log: RunLog, stop: GracefulStop
 ) -> list[LocalTrial]:
-    from raysweep.driver.progress import ProgressCallback
-    from raysweep.local.executor import Hooks, LocalExecutor
+    from raysweep.local.controller import Hooks, LocalController
     from raysweep.local.journal import Journal
     from raysweep.local.replay import replay
     from raysweep.local.trial_info import TrialInfoLog
+    from raysweep.run.progress import TrialProgress, error_text
     from raysweep.tuner.build import build_scheduler, constant_space
     from raysweep.tuner.search_alg import build_searcher
 
@@ -127,43 +123,44 @@ def _run_trials(
     records = run.read_journal()
     trial_info = TrialInfoLog(run.trial_info_path)
     with Journal(run.journal_path) as journal:
-        executor = LocalExecutor(spec, searcher, scheduler, journal, trial_info, run.error_path)
+        controller = LocalController(spec, searcher, scheduler, journal, trial_info, run.error_path)
         if not records and options.warm_start is not None:
             for line in options.warm_start.announcement():
                 log.print(line)
         if records:
-            seen = replay(executor, records)
+            seen = replay(controller, records)
             log.print(
                 f"Resuming: {seen.finished} finished trial(s) kept, {seen.unfinished} "
                 f"unfinished one(s) run again from their first iteration, "
-                f"{max(0, spec.total_trials - len(executor.trials))} to suggest"
+                f"{max(0, spec.total_trials - len(controller.trials))} to suggest"
             )
             if seen.differing:
                 log.print(
                     f"warning: the searcher, replayed, drew other configs for trial indices "
                     f"{seen.differing[:10]}; the recorded configs are kept"
                 )
-        progress = ProgressCallback(
+        progress = TrialProgress(
             run.events_path, spec.metric, spec.mode, spec.total_trials, log.stream,
             terminal=log.out, log_path=run.log_path,
         )  # fmt: skip
-        progress.setup()
-        trials = executor.order  # grows as trials are suggested
+        for trial in controller.order:  # finished before this invocation: kept as recorded
+            if trial.outcome is not None:
+                progress.count_finished(trial.last_result)
+        progress.start()
+        trials = controller.order  # grows as trials are suggested
 
         def started(trial: LocalTrial) -> None:
-            progress.on_trial_start(0, trials, trial)
+            progress.trial_started(trial, trials)
 
         def ended(trial: LocalTrial) -> None:
-            if trial.outcome == "errored":
-                progress.on_trial_error(0, trials, trial)
-            else:
-                progress.on_trial_complete(0, trials, trial)
+            error = error_text(trial) if trial.outcome == "errored" else None
+            progress.trial_ended(trial, trials, error)
 
-        hooks = Hooks(started, ended, lambda: progress.on_step_end(0, trials),
+        hooks = Hooks(started, ended, lambda: progress.tick(trials),
                       lambda: stop.received is not None)  # fmt: skip
         try:
-            done = executor.run(hooks)
+            done = controller.run(hooks)
         finally:
-            progress.on_experiment_end(trials)
+            progress.close(trials)
             trial_info.close()
     return done

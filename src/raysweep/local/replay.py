@@ -13,9 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ray.tune.schedulers import TrialScheduler
-
-from raysweep.local.executor import LocalExecutor
+from raysweep.local.controller import LocalController
 from raysweep.local.journal import END, SUGGEST
 from raysweep.local.trial import LocalTrial
 from raysweep.tuner.build import TIME_ATTR
@@ -30,39 +28,38 @@ class Replayed:
     differing: list[int] = field(default_factory=list)  # indices the searcher now draws apart
 
 
-def replay(executor: LocalExecutor, records: list[dict[str, Any]]) -> Replayed:
-    """Feed ``records`` (``RunDir.read_journal``) to the executor's searcher and scheduler."""
+def replay(controller: LocalController, records: list[dict[str, Any]]) -> Replayed:
+    """Feed ``records`` (``RunDir.read_journal``) to the controller's searcher and scheduler."""
     seen = Replayed()
     for record in records:
         kind, trial_id = record.get("e"), str(record.get("id"))
-        if kind == SUGGEST and trial_id not in executor.trials:
+        if kind == SUGGEST and trial_id not in controller.trials:
             recorded = dict(record["config"])
-            drawn = executor.searcher.suggest(trial_id)
-            if not isinstance(drawn, dict) or {**executor.constants, **drawn} != recorded:
+            drawn = controller.searcher.suggest(trial_id)
+            if not isinstance(drawn, dict) or {**controller.constants, **drawn} != recorded:
                 seen.differing.append(int(record.get("index", -1)))
-            executor.add(trial_id, recorded)
+            controller.add(trial_id, recorded)
         elif kind == END:
-            trial = executor.trials.get(trial_id)
+            trial = controller.trials.get(trial_id)
             if trial is not None and trial.outcome is None:
-                _replay_end(executor, trial, record)
+                _replay_end(controller, trial, record)
                 seen.finished += 1
-    executor.queue = [t for t in executor.trials.values() if t.outcome is None]
-    executor.queue.sort(key=lambda t: t.index)
-    seen.unfinished = len(executor.queue)
+    controller.queue = [t for t in controller.trials.values() if t.outcome is None]
+    controller.queue.sort(key=lambda t: t.index)
+    seen.unfinished = len(controller.queue)
     return seen
 
 
-def _replay_end(executor: LocalExecutor, trial: LocalTrial, record: dict[str, Any]) -> None:
-    """The rows and end of one finished trial, as the executor made them."""
-    limit = executor.spec.stop.max_iterations
+def _replay_end(controller: LocalController, trial: LocalTrial, record: dict[str, Any]) -> None:
+    """The rows and end of one finished trial, as the controller made them."""
+    limit = controller.spec.stop.max_iterations
     for row in record.get("rows") or []:
         trial.add_row(dict(row))
         if limit and int(row.get(TIME_ATTR, 0)) >= limit:
             continue  # the stop rule ended it here; the scheduler was not asked
-        decision = executor.scheduler.on_trial_result(None, trial, dict(row))  # type: ignore[arg-type]
-        if decision != TrialScheduler.STOP:
-            executor.searcher.on_trial_result(trial.trial_id, dict(row))
+        if not controller.scheduler.should_stop(trial, dict(row)):
+            controller.searcher.on_trial_result(trial.trial_id, dict(row))
     trial.started = record.get("started")
     trial.error_file = record.get("error_file")
     trial.finish(str(record["status"]), float(record.get("ended") or 0.0))
-    executor.complete(trial)
+    controller.complete(trial)

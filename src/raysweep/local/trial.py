@@ -1,9 +1,10 @@
-"""A trial of the in-process executor, shaped like the parts of Ray's ``Trial`` raysweep reads.
+"""A trial of the local engine: its suggestion, its rows, and the outcome the engine recorded.
 
-``report.collect.collect``, the progress display (``driver.progress``) and Ray Tune's
-schedulers read a trial's ``trial_id``, ``config``, ``status``, ``last_result``,
-``metric_analysis``, ``error_file`` and ``path``; :class:`LocalTrial` has exactly
-those, so the run directory a local run writes is the one a Ray run writes.
+``report.collect.collect`` and the progress display (``run.progress``) read a trial's
+``trial_id``, ``config``, ``last_result``, ``metric_analysis``, ``error_file`` and
+``path``, and its ``outcome`` (``completed``, ``stopped`` or ``errored``) as the
+controller decided it; Ray Tune's schedulers, through ``local.scheduling``, read
+``trial_id``. ``status`` is raysweep's own (results.json's ``status`` words).
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ from typing import Any
 
 from raysweep.search.indexed import INDEX_KEY
 
-# Ray's trial states, as the readers of trials expect them.
-PENDING, RUNNING, TERMINATED, ERROR = "PENDING", "RUNNING", "TERMINATED", "ERROR"
-ENDED_STATUS = {"completed": TERMINATED, "stopped": TERMINATED, "errored": ERROR}
+PENDING, RUNNING = "pending", "running"
+OUTCOMES = ("completed", "stopped", "errored")
 
 
 @dataclass(eq=False)  # hashed by identity: Ray's median rule keys its results by trial
@@ -78,6 +78,14 @@ class LocalTrial:
         }
 
     def finish(self, outcome: str, ended: float) -> None:
+        """Record how the trial ended (one of ``OUTCOMES``), as the controller decided."""
+        if outcome not in OUTCOMES:
+            raise ValueError(f"trial {self.trial_id}: unknown outcome {outcome!r}")
         self.outcome = outcome
-        self.status = ENDED_STATUS[outcome]
+        self.status = outcome
         self.ended = ended
+
+    @property
+    def live(self) -> bool:
+        """Not ended yet (pending or running): what a scheduler's controller calls live."""
+        return self.outcome is None

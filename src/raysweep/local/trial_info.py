@@ -13,8 +13,9 @@ from raysweep.trainables.context import TrialContext
 class TrialInfoLog:
     """Appends a trial's ``start`` and ``returned`` events (index, seed, devices, pid, time).
 
-    ``sweep status`` and ``collect`` read ``returned`` to tell a trial that ran to its
-    end from one the scheduler stopped.
+    ``sweep status`` of a live run reads ``returned`` to tell a trial that ran to its
+    end from one the scheduler stopped (``collect`` takes the outcome the controller
+    recorded).
     """
 
     def __init__(self, path: Path) -> None:

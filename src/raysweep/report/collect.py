@@ -37,6 +37,10 @@ _RAY_BOOKKEEPING = {
     "done",
 }
 
+_OWN_STATUSES: dict[str, TrialStatus] = {
+    s: s for s in ("completed", "stopped", "errored", "running", "pending")
+}
+
 
 def collect(
     trials: list[Any],
@@ -103,16 +107,17 @@ def _record(
         for k, v in (trial.last_result or {}).items()
         if k not in _RAY_BOOKKEEPING and not isinstance(v, dict)
     }
+    status = _status(trial, info)
     return TrialRecord(
         trial_id=trial.trial_id,
         index=index,
-        status=_status(trial, info),
+        status=status,
         config=config,
         seed=int(info.get("seed", trial_seed_for(master_seed, index))),
         iterations=int(last.get("training_iteration") or 0),
         last=last,
         best_metric=_best(trial, metric, mode),
-        error=_error(trial),
+        error=_error(trial) if status == "errored" else None,
         started_at=_iso(event.get("started")),
         ended_at=_iso(event.get("t")) if event.get("event") in ("ended", "errored") else None,
         gpu_ids=[str(g) for g in info.get("gpu_ids", [])],
@@ -121,6 +126,14 @@ def _record(
 
 
 def _status(trial: Any, info: dict[str, Any]) -> TrialStatus:
+    """The engine's recorded ``outcome`` when it has one, else from Ray's trial status.
+
+    A Ray trial ended by its scheduler and one that returned are both TERMINATED:
+    trial_info.jsonl's ``returned`` tells them apart.
+    """
+    outcome = getattr(trial, "outcome", None) or str(trial.status)
+    if outcome in _OWN_STATUSES:  # recorded by the engine (an ended or unfinished local trial)
+        return _OWN_STATUSES[outcome]
     status = str(trial.status)
     if status == "ERROR":
         return "errored"
@@ -140,9 +153,7 @@ def _best(trial: Any, metric: str, mode: str) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
-def _error(trial: Any) -> str | None:
-    if str(trial.status) != "ERROR":
-        return None
+def _error(trial: Any) -> str:
     candidates = [getattr(trial, "error_file", None)]
     path = getattr(trial, "path", None)
     if path:  # the copy in the run directory outlives Ray's session directory

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
-from raysweep.driver.lock import RunLock
-from raysweep.driver.signals import GracefulStop
 from raysweep.report.records import SweepResult
+from raysweep.run.lock import RunLock
+from raysweep.run.signals import GracefulStop
 from raysweep.rundir import RunDir
 from raysweep.runlog import RunLog
 

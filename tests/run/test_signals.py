@@ -14,15 +14,15 @@ from types import FrameType
 import pytest
 
 from raysweep._raycompat.interrupt import StopCallback
-from raysweep.driver.lock import RunLock, check_unlocked
-from raysweep.driver.signals import GracefulStop, Interrupted
 from raysweep.errors import LockError
+from raysweep.run.lock import RunLock, check_unlocked
+from raysweep.run.signals import GracefulStop, Interrupted
 from raysweep.rundir import RunDir
 
 HOLDER = """
 import sys, time
 from pathlib import Path
-from raysweep.driver.lock import RunLock
+from raysweep.run.lock import RunLock
 lock = RunLock(Path(sys.argv[1])).acquire()
 print("locked", flush=True)
 time.sleep(120)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from raysweep.driver.live import (
+from raysweep.run.live import (
     LiveDisplay,
     PlainDisplay,
     Snapshot,

@@ -1,12 +1,14 @@
-"""The in-process executor: a sweep's own searcher and scheduler, trials in a thread pool.
+"""The local engine's controller: every decision of an in-process sweep, over a trial backend.
 
 ``"execution": "local"`` runs the built-in GBM trainables without Ray: the same
 searcher chain (``tuner.search_alg.build_searcher``: trial indices, warm-start
 points, strict batching) and scheduler (``tuner.build.build_scheduler``: Ray Tune's
-ASHA or median rule) are called in the order Ray Tune's controller calls them, and
-each trial trains through the same ``fit_gbm`` with the same seed, data split and
-checkpoint segments as a Ray trial, in one of ``search.max_concurrent`` threads
-(the GBM libraries release the GIL while they train).
+ASHA or median rule, through ``local.scheduling``) are called in the order Ray
+Tune's controller calls them, and each trial trains through the same ``fit_gbm``
+with the same seed, data split and checkpoint segments as a Ray trial. The
+controller decides (what to suggest, when a trial stops, the stop rules, what a
+failure means); the backend (``local.backend``) runs the trials, as Syne Tune
+splits its loop from its trial backend.
 
 The scheduler's decision is taken in the trial's own thread at each report, under
 one lock that also orders the journal (``local.journal``), so a resume replays the
@@ -21,7 +23,6 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,9 @@ from ray.tune.schedulers import TrialScheduler
 from ray.tune.search import Searcher
 
 from raysweep.config.schema import SweepSpec
+from raysweep.local.backend import ThreadBackend
 from raysweep.local.journal import Journal
+from raysweep.local.scheduling import ControllerStandIn, SchedulerAdapter
 from raysweep.local.trial import RUNNING, LocalTrial
 from raysweep.local.trial_info import TrialInfoLog
 from raysweep.repro.seeds import trial_seed_for
@@ -59,8 +62,8 @@ class Hooks:
     interrupted: Callable[[], bool]
 
 
-class LocalExecutor:
-    """Suggests, trains and records trials until the sweep's trial count is reached."""
+class LocalController:
+    """Suggests, decides on and records trials until the sweep's trial count is reached."""
 
     def __init__(
         self,
@@ -73,7 +76,7 @@ class LocalExecutor:
     ) -> None:
         self.spec = spec
         self.searcher = searcher
-        self.scheduler = scheduler
+        self.scheduler = SchedulerAdapter(scheduler, ControllerStandIn(lambda: self.order))
         self.journal = journal
         self.trial_info = trial_info
         self.error_path = error_path
@@ -103,36 +106,30 @@ class LocalExecutor:
         """
         budget = self.spec.stop.time_budget_s
         deadline = time.monotonic() + budget if budget else None
-        running: dict[Future[None], LocalTrial] = {}
-        pool = ThreadPoolExecutor(self.slots, thread_name_prefix="raysweep-trial")
-        try:
-            while True:
-                if hooks.interrupted():
-                    self.abort.set()
-                    break
-                if deadline is not None and time.monotonic() >= deadline:
-                    self.out_of_time.set()  # running trials stop at their next report
-                while len(running) < self.slots and not self.out_of_time.is_set():
-                    trial = self._next_trial()
-                    if trial is None:
+        with ThreadBackend(self.slots, self._train) as backend:
+            try:
+                while True:
+                    if hooks.interrupted():
+                        self.abort.set()
                         break
-                    trial.status, trial.started = RUNNING, trial.started or time.time()
-                    hooks.started(trial)
-                    running[pool.submit(self._train, trial)] = trial
-                if not running:
-                    break
-                done, _ = wait(running, timeout=POLL_S, return_when=FIRST_COMPLETED)
-                for future in done:
-                    trial = running.pop(future)
-                    future.result()  # _train keeps every trial error to itself
-                    if trial.outcome is not None:
-                        hooks.ended(trial)
-                hooks.tick()
-        except BaseException:
-            self.abort.set()
-            raise
-        finally:
-            pool.shutdown(wait=True)  # aborted trials stop at their next report
+                    if deadline is not None and time.monotonic() >= deadline:
+                        self.out_of_time.set()  # running trials stop at their next report
+                    while backend.free and not self.out_of_time.is_set():
+                        trial = self._next_trial()
+                        if trial is None:
+                            break
+                        trial.status, trial.started = RUNNING, trial.started or time.time()
+                        hooks.started(trial)
+                        backend.start_trial(trial)
+                    if not backend.busy:
+                        break
+                    for trial in backend.wait_ended(POLL_S):
+                        if trial.outcome is not None:
+                            hooks.ended(trial)
+                    hooks.tick()
+            except BaseException:
+                self.abort.set()
+                raise
         return list(self.order)
 
     def _next_trial(self) -> LocalTrial | None:
@@ -159,7 +156,7 @@ class LocalExecutor:
         trial = LocalTrial(trial_id, config)
         self.trials[trial_id] = trial
         self.order.append(trial)
-        self.scheduler.on_trial_add(None, trial)  # type: ignore[arg-type]
+        self.scheduler.added(trial)
         return trial
 
     # -- one trial (a pool thread) -----------------------------------------------------
@@ -214,8 +211,7 @@ class LocalExecutor:
                 trial.add_row(row)
                 if (limit and row[TIME_ATTR] >= limit) or self.out_of_time.is_set():
                     raise TrialStopped  # Ray's stop rule: the scheduler is not asked
-                decision = self.scheduler.on_trial_result(None, trial, row)  # type: ignore[arg-type]
-                if decision == TrialScheduler.STOP:
+                if self.scheduler.should_stop(trial, row):
                     raise TrialStopped
                 self.searcher.on_trial_result(trial.trial_id, row)
 
@@ -224,11 +220,11 @@ class LocalExecutor:
     def complete(self, trial: LocalTrial) -> None:
         """Tell the scheduler and searcher that ``trial`` ended (Ray Tune's calls)."""
         if trial.outcome == "errored":
-            self.scheduler.on_trial_error(None, trial)  # type: ignore[arg-type]
+            self.scheduler.errored(trial)
             self.searcher.on_trial_complete(trial.trial_id, error=True)
         else:
             result = dict(trial.last_result)
-            self.scheduler.on_trial_complete(None, trial, result)  # type: ignore[arg-type]
+            self.scheduler.completed(trial, result)
             self.searcher.on_trial_complete(trial.trial_id, result=result)
 
     def context(self, index: int) -> TrialContext:

@@ -1,0 +1,148 @@
+"""The Ray engine: a sweep's trials run by Ray Tune (``"execution": "ray"``, the default).
+
+Registered in ``engines.registry``. Importing this module does not import Ray:
+``run``/``resume`` check the installed Ray (``_raycompat.check_ray``, exit 2 on a
+mismatch) and import the driver when a run starts.
+"""
+
+from __future__ import annotations
+
+from typing import IO, TYPE_CHECKING
+
+from raysweep.driver.phases import Phase, plan_phases, recorded_parts
+from raysweep.gpu.planning import plan_gpus, recorded_spec
+from raysweep.run.resume_spec import resumed_spec
+from raysweep.rundir import TUNE_DIR, Part, RunDir
+from raysweep.search.points import WarmStart
+
+if TYPE_CHECKING:
+    from raysweep.config.schema import SweepSpec
+    from raysweep.driver.ray_session import RayOptions
+    from raysweep.engines.base import EngineOptions, NewRun
+    from raysweep.run.signals import GracefulStop
+
+
+class RayEngine:
+    """Starts or joins Ray, builds one Tuner per phase, and restores interrupted ones."""
+
+    name = "ray"
+
+    def check_options(self, spec: SweepSpec, options: EngineOptions) -> None:
+        """Every flag has a meaning with Ray; an explicit ``--dashboard`` needs its extra."""
+        if options.dashboard:
+            from raysweep.driver.dashboard_extra import choose_dashboard
+
+            choose_dashboard(True, options.address)  # ConfigError naming ray[default]
+
+    def notes(self, options: EngineOptions) -> tuple[str, ...]:
+        return ()
+
+    def plan_lines(self, spec: SweepSpec) -> list[str]:
+        return []
+
+    def check_installed(self, out: IO[str]) -> None:
+        """The installed Ray against the tested range and the declared targets."""
+        check_installed_ray(out)
+
+    def run(
+        self,
+        spec: SweepSpec,
+        run: RunDir,
+        new: NewRun,
+        options: EngineOptions,
+        out: IO[str],
+        stop: GracefulStop,
+    ) -> int:
+        from raysweep.driver.run import DriveOptions, drive  # imports Ray: checked already
+
+        first = Phase("fit", Part(TUNE_DIR, spec.total_trials, 0))
+        drive_options = DriveOptions(
+            ray_options(options),
+            new.gpu_plan,
+            options.gpus,
+            record=spec,
+            warm_start=new.warm_start,
+            record_warm_start=new.warm_start is not None,
+        )
+        return int(drive(spec, run, [first], drive_options, out, stop))
+
+    def resume(
+        self,
+        run: RunDir,
+        stored: SweepSpec,
+        spec: SweepSpec,
+        options: EngineOptions,
+        out: IO[str],
+        stop: GracefulStop,
+    ) -> int:
+        state = run.read_state()
+        parts = recorded_parts(run, state, stored)
+        phases = plan_phases(run, parts, spec, options.retry_errored)
+        if options.warm_start is not None:
+            print(
+                f"note: --warm-start {options.warm_start} ignored: a resumed run keeps the "
+                "starting points it was started with",
+                file=out,
+            )
+        recorded_warm = run.read_warm_start(state)
+        warm = WarmStart.from_json(recorded_warm) if recorded_warm else None
+        if not phases and state.get("status") == "completed":
+            print(f"{run}: complete ({spec.total_trials} trials); nothing to resume", file=out)
+            return 0
+        # "auto" keeps the packing the run's probe chose (drive() applies it again, and logs it)
+        gpu_plan = plan_gpus(
+            recorded_spec(spec, run), options.gpus, options.allow_cpu, bool(options.address)
+        )
+        if options.dry_run:
+            steps = [f"{p.kind} {p.part.dir}/ ({p.part.trials} trials)" for p in phases]
+            print(f"dry run: would resume {run}: {'; '.join(steps) or 'write outputs'}", file=out)
+            return 0
+        check_installed_ray(out)
+        from raysweep.driver.run import DriveOptions, drive
+
+        record = None
+        if spec.search.num_samples != stored.search.num_samples:  # spec.json keeps max_concurrent
+            record = resumed_spec(run, stored, None, spec.search.num_samples, None)
+        drive_options = DriveOptions(
+            ray_options(options),
+            gpu_plan,
+            options.gpus,
+            record=record,
+            retry_errored=options.retry_errored,
+            warm_start=warm,
+        )
+        return int(drive(spec, run, phases, drive_options, out, stop))
+
+
+def ray_options(options: EngineOptions) -> RayOptions:
+    """The ``RayOptions`` of the command line's flags."""
+    from raysweep.driver.dashboard_extra import choose_dashboard
+    from raysweep.driver.ray_session import RayOptions
+
+    dashboard = choose_dashboard(options.dashboard, options.address)
+    return RayOptions(
+        address=options.address,
+        include_dashboard=dashboard.include,
+        dashboard_note=dashboard.note,
+        dashboard_host=options.dashboard_host,
+        dashboard_port=options.dashboard_port,
+        working_dir=str(options.working_dir.resolve()) if options.working_dir else None,
+    )
+
+
+def check_installed_ray(out: IO[str]) -> None:
+    """Check the installed Ray before the driver (which imports it) is imported.
+
+    RayCompatError (exit 2) on a mismatch; warnings go to ``out``. ``sweep validate``
+    and the read-only commands never get here.
+    """
+    from raysweep._raycompat import check_ray
+
+    for warning in check_ray():
+        print(warning, file=out)
+
+
+if TYPE_CHECKING:  # the class implements the seam (checked by mypy)
+    from raysweep.engines.base import Engine
+
+    _IMPLEMENTS: type[Engine] = RayEngine

@@ -1,0 +1,101 @@
+"""The seam between the orchestrator and an engine: typed options in, an exit code out.
+
+An engine runs a validated spec's trials into a run directory and returns
+0 (done), 1 (failed) or 130 (interrupted, resumable); what it leaves behind
+(state.json, trials.jsonl, results, reports) is raysweep's own format, written
+through the run layer (``raysweep.run``), never a Ray object. Engine-specific
+checks of the command line live on the engine (``check_options``, ``notes``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from raysweep.config.schema import SweepSpec
+    from raysweep.gpu.allocation import GPUPlan
+    from raysweep.run.signals import GracefulStop
+    from raysweep.rundir import RunDir
+    from raysweep.search.points import WarmStart
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """The command line's run-time choices, as every engine gets them (no config here)."""
+
+    storage: str | os.PathLike[str] = "runs"
+    gpus: str | None = None  # --gpus as given
+    allow_cpu: bool = False
+    address: str | None = None  # the Ray cluster to join (--address, else RAY_ADDRESS)
+    dashboard: bool | None = None  # --dashboard / --no-dashboard; None: on where Ray can
+    dashboard_host: str = "127.0.0.1"
+    dashboard_port: int | None = None
+    working_dir: Path | None = None
+    dry_run: bool = False
+    retry_errored: bool = False
+    warm_start: Path | None = None  # --warm-start as given (a resume keeps its own)
+
+
+@dataclass(frozen=True)
+class NewRun:
+    """What the orchestrator settled for a new run before its directory exists."""
+
+    gpu_plan: GPUPlan
+    warm_start: WarmStart | None = None
+
+
+class Engine(Protocol):
+    """Runs a sweep's trials; registered by name in ``engines.registry``."""
+
+    name: str
+
+    def check_options(self, spec: SweepSpec, options: EngineOptions) -> None:
+        """ConfigError (exit 2, nothing written) for flags this engine cannot honour."""
+
+    def notes(self, options: EngineOptions) -> tuple[str, ...]:
+        """What the flags this engine ignores do here: nothing, said once in the log."""
+
+    def plan_lines(self, spec: SweepSpec) -> list[str]:
+        """Lines ``sweep run --dry-run`` adds for this engine."""
+
+    def check_installed(self, out: IO[str]) -> None:
+        """Exit-2 error when what this engine runs on is unusable (before anything is written)."""
+
+    def run(
+        self,
+        spec: SweepSpec,
+        run: RunDir,
+        new: NewRun,
+        options: EngineOptions,
+        out: IO[str],
+        stop: GracefulStop,
+    ) -> int:
+        """Run a new sweep into the freshly created ``run``; 0 ok, 1 failed, 130 interrupted."""
+
+    def resume(
+        self,
+        run: RunDir,
+        stored: SweepSpec,
+        spec: SweepSpec,
+        options: EngineOptions,
+        out: IO[str],
+        stop: GracefulStop,
+    ) -> int:
+        """Continue or extend ``run`` (``stored``: its spec.json; ``spec``: with overrides)."""
+
+
+class TrialSource(Protocol):
+    """Reads, without Ray, the trials a resume of an unfinished run will find.
+
+    ``sweep status`` asks each registered source in turn; the first that
+    ``holds`` the run gives the counts, labelled ``label``.
+    """
+
+    label: str
+
+    def holds(self, run: RunDir) -> bool: ...
+
+    def counts(self, run: RunDir, state: dict[str, Any]) -> dict[str, int]: ...

@@ -1,0 +1,33 @@
+"""Collect and write, for any engine: trial records -> SweepResult -> the run's outputs.
+
+An engine hands its trials (records shaped like ``report.collect`` reads them) to
+:func:`collect_result`; :func:`write_outputs` writes results.json/csv,
+best_config.json and the reports. Ray's trials and the local engine's go the same way.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from raysweep.report.collect import collect_spec_trials
+from raysweep.report.records import SweepResult
+
+if TYPE_CHECKING:
+    from raysweep.config.schema import SweepSpec
+    from raysweep.rundir import RunDir
+
+
+def collect_result(spec: SweepSpec, run: RunDir, trials: list[Any], started: float) -> SweepResult:
+    """The SweepResult of ``trials`` (every trial of the run), timed from ``started``."""
+    result = collect_spec_trials(spec, run, trials)
+    result.wall_time_s = time.monotonic() - started
+    return result
+
+
+def write_outputs(result: SweepResult, run: RunDir) -> None:
+    """results.json/csv, best_config.json, report.txt and report.html."""
+    from raysweep.report.build import write_reports  # plotly and Optuna's importance: lazily
+
+    run.write_results(result)
+    write_reports(run, result, status="completed" if result.succeeded else "failed")

@@ -1,0 +1,213 @@
+"""A run's progress on show, and its append-only event log (trials.jsonl), for any engine.
+
+The display (run/live.py) is a live panel on a terminal and plain lines elsewhere.
+An engine tells :class:`TrialProgress` when a trial starts and ends and when its loop
+turns; the Ray engine does so through a Ray Tune callback (``driver/progress.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from raysweep.run.live import Display, Snapshot, make_display
+from raysweep.search.indexed import INDEX_KEY
+
+
+class TrialProgress:
+    """Shows one line per finished trial and appends it to ``trials.jsonl``.
+
+    ``terminal``: the stream a live display may draw on (when it is a terminal);
+    the trial lines then go to it and to ``log_path``, else to ``out``, with a
+    heartbeat line every minute without one (run/live.py).
+
+    Each line costs O(1): results.json is written once at the end, not per trial.
+    On a resumed or extended run the count and best start from what is already
+    done: ``done_before``/``best_before`` (:meth:`count_finished` for trials an
+    engine finds finished when it continues).
+    """
+
+    def __init__(
+        self,
+        events_path: Path,
+        metric: str,
+        mode: str,
+        total: int,
+        out: IO[str],
+        done_before: int = 0,
+        best_before: float | None = None,
+        terminal: IO[str] | None = None,
+        log_path: Path | None = None,
+    ) -> None:
+        self.events_path = events_path  # RunDir.events_path
+        self.metric = metric
+        self.mode = mode
+        self.total = total
+        self.out = out
+        self.finished = done_before
+        self.best: float | None = None
+        self.started: dict[str, float] = {}
+        self._events: IO[str] | None = None
+        self._update_best(best_before)
+        self.terminal = terminal
+        self.log_path = log_path  # RunDir.log_path: where a live display's lines are kept
+        self.best_trial: str | None = None
+        self._display: Display | None = None
+        self._setup_at = time.monotonic()
+        self._finished_here = 0
+        self._running: set[str] = set()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Ray pickles the run config (tuner.pkl); open streams stay with this process.
+        state = self.__dict__.copy()
+        state["out"] = None
+        state["_events"] = None
+        state["terminal"] = None
+        state["_display"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.out = sys.stdout
+
+    def start(self) -> None:
+        """Open the event log and the display (before the first trial starts)."""
+        self._load_start_times()
+        self._events = self.events_path.open("a", encoding="utf-8")
+        self._setup_at = time.monotonic()
+        self._finished_here = 0
+        self._display = make_display(self.out, self.terminal, self.log_path)
+
+    def _load_start_times(self) -> None:
+        """A resumed trial keeps the start time of its first attempt."""
+        if not self.events_path.is_file():
+            return
+        for line in self.events_path.read_text(encoding="utf-8").splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("event") == "start":
+                self.started.setdefault(event["trial_id"], event["t"])
+
+    def count_finished(self, last_result: dict[str, Any]) -> None:
+        """Count a trial that finished before this invocation (a restored experiment's)."""
+        self.finished += 1
+        self._update_best(last_result.get(self.metric))
+
+    def _update_best(self, value: Any) -> None:
+        if isinstance(value, int | float) and not math.isnan(value):
+            better = self.best is None or (
+                value < self.best if self.mode == "min" else value > self.best
+            )
+            if better:
+                self.best = float(value)
+
+    def trial_started(self, trial: Any, trials: list[Any]) -> None:
+        """``trial`` (an engine's trial: ``trial_id``, ``config``) started or restarted."""
+        self.started.setdefault(trial.trial_id, time.time())
+        self._running.add(trial.trial_id)
+        self._append(
+            {"event": "start", "trial_id": trial.trial_id, "index": _index(trial), "t": time.time()}
+        )
+
+    def trial_ended(self, trial: Any, trials: list[Any], error: str | None = None) -> None:
+        """``trial`` ended (``error``: its error text, when it failed)."""
+        self._running.discard(trial.trial_id)
+        self._finish(trial, "errored" if error is not None else "ended", error, trials)
+
+    def tick(self, trials: list[Any]) -> None:
+        """Every turn of the engine's loop (~10 a second): redraw, or a heartbeat when due."""
+        if self._display is not None:
+            self._display.tick(lambda: self.snapshot(trials))
+
+    def snapshot(self, trials: list[Any]) -> Snapshot:
+        """Counts, best so far, elapsed and ETA (from this invocation's pace) right now."""
+        elapsed = time.monotonic() - self._setup_at
+        running = self.running(trials)
+        left = max(self.total - self.finished, 0)
+        eta = elapsed / self._finished_here * left if self._finished_here else None
+        return Snapshot(
+            self.total, self.finished, running, self.metric, self.best, self.best_trial,
+            elapsed, eta,
+        )  # fmt: skip
+
+    def running(self, trials: list[Any]) -> int:
+        """Trials running now: started here and not ended (walked only when drawn)."""
+        return len(self._running)
+
+    def close(self, trials: list[Any]) -> None:
+        """Close the display (with a last snapshot) and the event log."""
+        if self._display is not None:
+            self._display.close(self.snapshot(trials))
+            self._display = None
+        if self._events is not None:
+            self._events.close()
+            self._events = None
+
+    def _finish(self, trial: Any, event: str, error: str | None, trials: list[Any]) -> None:
+        self.finished += 1
+        self._finished_here += 1
+        result = trial.last_result or {}
+        value = result.get(self.metric)
+        trial_best = (
+            (getattr(trial, "metric_analysis", {}) or {}).get(self.metric, {}).get(self.mode, value)
+        )
+        if isinstance(trial_best, int | float) and not math.isnan(trial_best):
+            better = self.best is None or (
+                trial_best < self.best if self.mode == "min" else trial_best > self.best
+            )
+            if better:
+                self.best = float(trial_best)
+                self.best_trial = trial.trial_id
+        self._append(
+            {
+                "event": event,
+                "trial_id": trial.trial_id,
+                "index": _index(trial),
+                "t": time.time(),
+                "started": self.started.get(trial.trial_id),
+                "iterations": result.get("training_iteration"),
+                self.metric: value,
+                "best": trial_best if isinstance(trial_best, int | float) else None,
+                "config": {k: v for k, v in (trial.config or {}).items() if k != INDEX_KEY},
+                "error": error,
+            }
+        )
+        shown = f"{self.metric}={value:.6g}" if isinstance(value, int | float) else "no metric"
+        best = f"best={self.best:.6g}" if self.best is not None else "best=-"
+        status = "ERROR " + (error or "").splitlines()[-1][:120] if error else "done"
+        line = (
+            f"[{self.finished}/{self.total}] {trial.trial_id} {status} {shown} "
+            f"iters={result.get('training_iteration', 0)} {best}"
+        )
+        if self._display is None:  # a trial ended before setup (never, with Ray Tune)
+            self._display = make_display(self.out, self.terminal, self.log_path)
+        self._display.line(line, lambda: self.snapshot(trials))
+
+    def _append(self, record: dict[str, Any]) -> None:
+        if self._events is None:
+            self._events = self.events_path.open("a", encoding="utf-8")
+        self._events.write(json.dumps(record, default=str) + "\n")
+        self._events.flush()
+
+
+def _index(trial: Any) -> int | None:
+    """The trial's suggestion index (raysweep's ``__trial_index__`` config key)."""
+    value = (getattr(trial, "config", None) or {}).get(INDEX_KEY)
+    return int(value) if isinstance(value, int) else None
+
+
+def error_text(trial: Any) -> str:
+    """A failed trial's error text, from its ``error_file``."""
+    path = getattr(trial, "error_file", None)
+    if path:
+        try:
+            return Path(path).read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            pass
+    return "trial failed (no error file)"

@@ -1,0 +1,28 @@
+"""The engine contract suite's fixture: one ``engine``, parametrized over the registry.
+
+Every test that takes ``engine`` runs once per registered engine (as Optuna runs
+one sampler suite over every sampler); the Ray engine's runs share the
+session's one local Ray (tests/conftest.py's ``ray_session``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from raysweep.engines.registry import ENGINES
+
+HERE = os.path.dirname(__file__)
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)  # engine_helpers
+
+
+@pytest.fixture(params=sorted(ENGINES))
+def engine(request: pytest.FixtureRequest) -> str:
+    """Each registered engine's name; the Ray engine's tests get the session's Ray."""
+    name = str(request.param)
+    if name == "ray":
+        request.getfixturevalue("ray_session")
+    return name
