@@ -35,6 +35,7 @@ from raysweep.gpu.mps import CONTROL_BINARY, LOG_ENV, PIPE_ENV, SHARING_ENV
 from raysweep.jsonio import read_json, write_json_atomic
 from raysweep.rundir import RunDir, pid_alive, utc_now
 
+SERVER_BINARY = "nvidia-cuda-mps-server"  # started by the daemon for its clients
 PID_FILE = "nvidia-cuda-mps-control.pid"  # written by the daemon into its pipe directory
 _START_WAIT_S = 10.0
 _STOP_WAIT_S = 15.0
@@ -170,13 +171,24 @@ def _wait_for_pid(path: Path) -> int | None:
 
 
 def _quit(pipe_dir: Path, pid: int) -> None:
-    """``echo quit | nvidia-cuda-mps-control`` on the daemon's pipes; SIGTERM, then SIGKILL."""
+    """``echo quit | nvidia-cuda-mps-control`` on the daemon's pipes; SIGTERM, then SIGKILL.
+
+    A server the daemon leaves behind (it was killed before its clients exited) is
+    stopped the same way: any ``nvidia-cuda-mps-server`` of this user on these pipes.
+    """
     env = {**os.environ, PIPE_ENV: str(pipe_dir)}
     with suppress(OSError, subprocess.TimeoutExpired):
         subprocess.run(
             [CONTROL_BINARY], input="quit\n", env=env, capture_output=True, text=True,
             timeout=_STOP_WAIT_S,
         )  # fmt: skip
+    _end(pid)
+    for server in _servers_on(pipe_dir):
+        _end(server)
+
+
+def _end(pid: int) -> None:
+    """Wait for ``pid`` to exit, then SIGTERM it, then SIGKILL it."""
     for sig in (None, signal.SIGTERM, signal.SIGKILL):
         if sig is not None and pid_alive(pid):
             with suppress(OSError):
@@ -186,3 +198,23 @@ def _quit(pipe_dir: Path, pid: int) -> None:
             time.sleep(0.1)
         if not pid_alive(pid):
             return
+
+
+def _servers_on(pipe_dir: Path) -> list[int]:
+    """Pids of this user's ``nvidia-cuda-mps-server`` processes using ``pipe_dir``."""
+    wanted = f"{PIPE_ENV}={pipe_dir}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if entry.stat().st_uid != os.getuid():
+                continue
+            name = (entry / "cmdline").read_bytes().split(b"\0")[0]
+            if os.path.basename(name.decode(errors="replace")) != SERVER_BINARY:
+                continue
+            if wanted in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
