@@ -30,6 +30,8 @@ def test_the_plan_has_every_fraction_with_and_without_mps() -> None:
         "cnn_lstm 0.5 GPU MPS", "cnn_lstm 0.25 GPU MPS", "cnn_lstm 0.125 GPU MPS"
     ]  # fmt: skip
     assert not [v for v in gpu.variants(False) if v.sharing == "mps"]
+    quick = gpu.variants(True, quick=True)
+    assert {v.workload for v in quick} == {"cnn_lstm"} and len(quick) == 7
 
 
 def test_steady_rate_counts_ends_after_the_first(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ than Default). NVML is imported lazily; the daemon's lifecycle is in
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -166,6 +167,11 @@ def mps_active() -> bool:
 
 
 def _totals_mb(physical_ids: Sequence[str]) -> list[float]:
+    return _totals_of(tuple(physical_ids))
+
+
+@functools.cache  # a reused actor asks again at every trial; the cards do not change
+def _totals_of(physical_ids: tuple[str, ...]) -> list[float]:
     from raysweep.gpu.inventory import read_inventory
 
     by_index = {str(g.index): g.memory_total_mb for g in read_inventory().gpus}
