@@ -63,7 +63,7 @@ def sweep_config(tmp_path: Path, name: str, **fields: Any) -> Path:
 
 @pytest.mark.parametrize(
     ("trainable", "greedy"),
-    [("torch_hold", 0.5), ("xgboost_hold", 0.15)],  # xgboost: its own copy takes it over 0.25
+    [("torch_hold", 0.5), ("xgboost_hold", 0.9)],  # xgboost: its own device buffers
 )
 def test_a_greedy_trial_fails_alone_with_out_of_memory(
     tmp_path: Path, sweeps: Sweeps, trainable: str, greedy: float

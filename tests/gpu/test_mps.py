@@ -34,7 +34,7 @@ def test_limits_follow_the_fraction_with_headroom() -> None:
     env = mps.client_env(0.25, [80000.0, 40000.0])
     assert env == {
         mps.THREADS_ENV: "25",
-        mps.MEMORY_ENV: f"0={int(0.25 * 0.95 * 80000)}M,1={int(0.25 * 0.95 * 40000)}M",
+        mps.MEMORY_ENV: f"0={int(0.25 * 0.95 * 80000)}MB,1={int(0.25 * 0.95 * 40000)}MB",
     }
     assert mps.client_env(1.0, [80000.0]) == {mps.THREADS_ENV: "100"}
 

@@ -143,7 +143,7 @@ def client_env(gpu_fraction: float, totals_mb: Sequence[float]) -> dict[str, str
     env = {THREADS_ENV: str(thread_percentage(gpu_fraction))}
     limits = [memory_limit_mb(gpu_fraction, total) for total in totals_mb]
     if limits and all(limit is not None for limit in limits):
-        env[MEMORY_ENV] = ",".join(f"{i}={limit}M" for i, limit in enumerate(limits))
+        env[MEMORY_ENV] = ",".join(f"{i}={limit}MB" for i, limit in enumerate(limits))
     return env
 
 
