@@ -133,3 +133,22 @@ def test_sharing_session_without_mps_starts_nothing(tmp_path: Path) -> None:
         assert os.environ.get(mps.SHARING_ENV) != "mps"
     assert said == ["note: x"]
     assert not run.mps_log_dir.exists() and not run.mps_record_path.exists()
+
+
+def _has_libcuda() -> bool:
+    import ctypes
+
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(_has_libcuda(), reason="this machine has the CUDA driver")
+def test_the_client_probe_says_why_a_client_cannot_start(tmp_path: Path) -> None:
+    from raysweep.gpu.mps_probe import probe_client
+
+    why = probe_client(str(tmp_path), 0)
+    assert why is not None and why.startswith("CUDA client under MPS: ")
+    assert "libcuda.so.1" in why

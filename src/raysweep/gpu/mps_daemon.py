@@ -133,14 +133,27 @@ def stop_daemon(run: RunDir, record: dict[str, Any]) -> None:
 
 
 @contextmanager
-def mps_sharing(run: RunDir, binary: str, say: Callable[[str], None]) -> Iterator[dict[str, Any]]:
+def mps_sharing(
+    run: RunDir, binary: str, gpu: int, say: Callable[[str], None]
+) -> Iterator[dict[str, Any]]:
     """While the block runs, the run's daemon serves this process's future Ray workers.
 
-    On the way out (normal end, an exception, Ctrl-C or SIGTERM unwinding) stops
-    the daemon and restores the environment. A stale daemon of the run is
-    :func:`cleanup_stale`'s (``gpu/sharing.py`` calls it first).
+    A CUDA client on GPU ``gpu`` must get a context through it first (GPUError
+    otherwise, the daemon stopped: ``gpu/mps_probe.py``). On the way out (normal
+    end, an exception, Ctrl-C or SIGTERM unwinding) stops the daemon and restores
+    the environment. A stale daemon of the run is :func:`cleanup_stale`'s
+    (``gpu/sharing.py`` calls it first).
     """
+    from raysweep.gpu.mps_probe import probe_client
+
     record = start_daemon(run, binary)
+    failed = probe_client(record["pipe_dir"], gpu)
+    if failed is not None:
+        stop_daemon(run, record)
+        raise GPUError(
+            f"resources.gpu_sharing: the MPS daemon started but a CUDA client could not use "
+            f"it ({failed}); see {record['log_dir']}/control.log"
+        )
     say(f"GPU sharing: NVIDIA MPS (control daemon pid {record['pid']}, pipes {record['pipe_dir']})")
     saved = {k: os.environ.get(k) for k in (PIPE_ENV, LOG_ENV, SHARING_ENV)}
     os.environ.update(

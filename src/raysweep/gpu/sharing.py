@@ -95,7 +95,7 @@ def gpu_sharing(run: RunDir, plan: GPUPlan, say: Callable[[str], None]) -> Itera
     with ExitStack() as stack:
         if binary is not None:
             try:
-                stack.enter_context(mps_sharing(run, binary, say))
+                stack.enter_context(mps_sharing(run, binary, plan.physical_ids[0], say))
                 used = MPS
             except GPUError as exc:
                 if plan.sharing_requested == MPS:
