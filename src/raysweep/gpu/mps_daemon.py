@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -95,9 +96,11 @@ def start_daemon(run: RunDir, binary: str) -> dict[str, Any]:
     """Start the run's control daemon (``-d``) and record it; GPUError when it does not start."""
     pipe_dir = pipe_directory(run.path)
     log_dir = run.mps_log_dir
+    # Sockets a killed daemon left would stand in the new one's way; the run's lock
+    # means no other driver of this run has a daemon on them (cleanup_stale ran first).
+    shutil.rmtree(pipe_dir, ignore_errors=True)
     pipe_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     log_dir.mkdir(parents=True, exist_ok=True)
-    (pipe_dir / PID_FILE).unlink(missing_ok=True)
     env = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
     env.update({PIPE_ENV: str(pipe_dir), LOG_ENV: str(log_dir), "CUDA_DEVICE_ORDER": "PCI_BUS_ID"})
     try:
