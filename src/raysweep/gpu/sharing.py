@@ -100,5 +100,6 @@ def gpu_sharing(run: RunDir, plan: GPUPlan, say: Callable[[str], None]) -> Itera
             except GPUError as exc:
                 if plan.sharing_requested == MPS:
                     raise
-                say(f"note: GPU sharing: time-slicing (the MPS daemon did not start: {exc})")
+                why = str(exc).removeprefix("resources.gpu_sharing: ")
+                say(f"note: GPU sharing: time-slicing (MPS not used: {why})")
         yield used
