@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import gpu_names, log, ratio, summarize, target
-from benchmarks.launch import Launch, launch_sweep, workdir
+from benchmarks.launch import Launch, launch_sweep, trial_events, workdir
 
 NAME = "gpu"
 TITLE = "GPU packing and sharing (CNN-LSTM trading, torch_mlp)"
@@ -136,21 +136,15 @@ def _run_name(variant: Variant) -> str:
 
 
 def steady_trials_per_hour(run_dir: Path) -> tuple[float | None, int]:
-    """Trials ended after the first one, per hour of the span from the first to the last end."""
-    path = run_dir / "trials.jsonl"
-    ends: list[float] = []
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if event.get("event") == "ended":
-                ends.append(float(event["t"]))
-    ends.sort()
-    if len(ends) < 3 or ends[-1] <= ends[0]:
-        return None, len(ends)
-    return 3600.0 * (len(ends) - 1) / (ends[-1] - ends[0]), len(ends)
+    """Trials ended after the first one, per hour of the span from the first to the last end.
+
+    Errored trials count: they free their share of the GPU as a finished one does.
+    """
+    events = trial_events(run_dir / "trials.jsonl")
+    ended, first, last = int(events["finished"]), events["first_end_t"], events["last_end_t"]
+    if ended < 3 or first is None or last is None or last <= first:
+        return None, ended
+    return 3600.0 * (ended - 1) / (last - first), ended
 
 
 def gpu_usage(run_dir: Path) -> tuple[float | None, float | None]:

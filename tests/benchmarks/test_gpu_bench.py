@@ -36,9 +36,11 @@ def test_the_plan_has_every_fraction_with_and_without_mps() -> None:
 
 def test_steady_rate_counts_ends_after_the_first(tmp_path: Path) -> None:
     events = [{"event": "start", "t": 0.0}] + [{"event": "ended", "t": t} for t in (10, 12, 14)]
-    events.append({"event": "errored", "t": 30.0})  # not a finished trial
     (tmp_path / "trials.jsonl").write_text("\n".join(json.dumps(e) for e in events))
     assert gpu.steady_trials_per_hour(tmp_path) == (3600.0 * 2 / 4, 3)
+    events.append({"event": "errored", "t": 30.0})  # a failed trial frees its share too
+    (tmp_path / "trials.jsonl").write_text("\n".join(json.dumps(e) for e in events))
+    assert gpu.steady_trials_per_hour(tmp_path) == (3600.0 * 3 / 20, 4)
     (tmp_path / "trials.jsonl").write_text(json.dumps({"event": "ended", "t": 1.0}))
     assert gpu.steady_trials_per_hour(tmp_path) == (None, 1)
 
