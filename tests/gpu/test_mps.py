@@ -152,3 +152,15 @@ def test_the_client_probe_says_why_a_client_cannot_start(tmp_path: Path) -> None
     why = probe_client(str(tmp_path), 0)
     assert why is not None and why.startswith("CUDA client under MPS: ")
     assert "libcuda.so.1" in why
+
+
+def test_a_daemon_that_does_not_start_is_a_gpu_error_naming_why(tmp_path: Path) -> None:
+    """A control program that exits at once (here /bin/false) leaves no record behind."""
+    from raysweep.errors import GPUError
+
+    run = RunDir(tmp_path / "run")
+    run.path.mkdir()
+    with pytest.raises(GPUError, match=r"/bin/false -d did not start a daemon \(exit code 1\)"):
+        mps_daemon.start_daemon(run, "/bin/false")
+    assert not run.mps_record_path.exists()
+    assert (run.mps_log_dir / "start.log").exists()

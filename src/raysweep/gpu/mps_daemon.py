@@ -103,15 +103,17 @@ def start_daemon(run: RunDir, binary: str) -> dict[str, Any]:
     log_dir.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
     env.update({PIPE_ENV: str(pipe_dir), LOG_ENV: str(log_dir), "CUDA_DEVICE_ORDER": "PCI_BUS_ID"})
+    started = log_dir / "start.log"  # a file, not a pipe: the daemon may keep its fds open
     try:
-        done = subprocess.run(
-            [binary, "-d"], env=env, capture_output=True, text=True, timeout=_START_WAIT_S
-        )
+        with started.open("w", encoding="utf-8") as out:
+            done = subprocess.run([binary, "-d"], env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                  stderr=subprocess.STDOUT, timeout=_START_WAIT_S)  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise GPUError(f"resources.gpu_sharing: could not start {binary}: {exc}") from exc
-    pid = _wait_for_pid(pipe_dir / PID_FILE)
+    pid = _wait_for_pid(pipe_dir / PID_FILE) if done.returncode == 0 else None
     if done.returncode != 0 or pid is None:
-        why = (done.stderr or done.stdout).strip() or f"exit code {done.returncode}"
+        said = started.read_text(encoding="utf-8", errors="replace").strip()
+        why = said.splitlines()[-1] if said else f"exit code {done.returncode}"
         raise GPUError(
             f"resources.gpu_sharing: {binary} -d did not start a daemon ({why}); "
             f"see {log_dir}/control.log"
