@@ -1,39 +1,111 @@
-"""7. GPU packing: fractional trials (0.125 and 0.25 GPU each) vs one trial per GPU.
+"""7. GPU packing and sharing: the CNN-LSTM trading sweep at 1, 0.5, 0.25, 0.125 GPU, MPS or not.
 
-The built-in ``torch_mlp`` on ``digits``, the same seeded trials with
-``gpus_per_trial`` 0.125, 0.25 (four trials share a GPU) and 1.0. Reports wall
-time, trials per second over the whole fit and in the steady state (the second
-half of the trial ends, what a sweep of hours runs at), where the fixed part of
-the fit goes (to the first trial's start and end, after the last trial) and the
-GPU utilisation raysweep's own monitor sampled (``resource_usage.json``).
-Target (issue #5): at least 3x the small-model trials per hour with 0.25 GPU per
-trial, taken on the steady throughput; the whole-fit ratio is reported beside it.
+The users' workload: the ``trading`` trainable with ``entry_model: "cnn_lstm"``
+(mixed precision, data on the GPU, walk-forward folds and backtest), on GPU 0
+only, at 1, 0.5, 0.25 and 0.125 GPU per trial with time-slicing, and at the
+fractions below 1 with NVIDIA MPS (``resources.gpu_sharing: "mps"``) where the
+host has it. The built-in ``torch_mlp`` on ``digits`` is kept (1 and 0.125 GPU;
+MPS at 0.125) to compare with earlier figures.
+
+Each variant is one ``sweep run`` of random configurations stopped by a time
+budget (``stop.time_budget_s``), so the whole benchmark has a known length:
+about 4 minutes on an H100 with ``--repeats 1`` (10 launches of a 16 s budget
+and ~8 s of start and stop each). Per
+variant: steady trials per hour (trial ends after the first, over the time
+between the first and the last end), GPU utilisation from raysweep's own monitor
+(``resource_usage.json``), peak GPU memory and that peak per trial sharing the
+card, and the time from the fit's start to the first trial's start and end.
+Targets (issue #37), ratios within one run on one GPU: the best packing of the
+CNN-LSTM at least 5x the steady trials per hour of one trial per GPU, at least
+85% GPU utilisation at that packing, MPS at least 1.3x time-slicing at 0.125.
 Needs an NVIDIA GPU; elsewhere it writes a result that says it was skipped.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from benchmarks.common import gpu_names, log, ratio, summarize, target
-from benchmarks.launch import Launch, launch_sweep, workdir
+from benchmarks.launch import Launch, launch_sweep, trial_events, workdir
 
 NAME = "gpu"
-TITLE = "GPU packing"
-FRACTIONS = (0.125, 0.25, 1.0)
-PHASES = ("to_first_trial_start_s", "to_first_trial_end_s", "after_last_trial_s")
+TITLE = "GPU packing and sharing (CNN-LSTM trading, torch_mlp)"
+FRACTIONS = (1.0, 0.5, 0.25, 0.125)
+MLP_FRACTIONS = (1.0, 0.125)
+PHASES = ("to_first_trial_start_s", "to_first_trial_end_s")
+NUM_SAMPLES = 2000  # more than any budget finishes: the time budget ends each variant
 
 
-def sweep_config(gpus_per_trial: float, trials: int, epochs: int) -> dict[str, Any]:
-    """torch_mlp on digits with ``gpus_per_trial``; enough CPUs for four trials per GPU."""
+@dataclass(frozen=True)
+class Variant:
+    """One sweep of the benchmark: a workload at a fraction, time-sliced or under MPS."""
+
+    workload: str  # "cnn_lstm" or "torch_mlp"
+    fraction: float
+    sharing: str  # "time-slice" or "mps"
+
+    @property
+    def name(self) -> str:
+        sharing = "MPS" if self.sharing == "mps" else "time-slice"
+        return f"{self.workload} {self.fraction:g} GPU {sharing}"
+
+
+def variants(with_mps: bool, quick: bool = False) -> list[Variant]:
+    """Every variant, in the order they run (MPS ones only where the host has MPS).
+
+    ``quick``: the CNN-LSTM only (torch_mlp's figures are the earlier benchmark's).
+    """
+    out = [Variant("cnn_lstm", f, "time-slice") for f in FRACTIONS]
+    if with_mps:
+        out += [Variant("cnn_lstm", f, "mps") for f in FRACTIONS if f < 1]
+    if quick:
+        return out
+    out += [Variant("torch_mlp", f, "time-slice") for f in MLP_FRACTIONS]
+    if with_mps:
+        out.append(Variant("torch_mlp", 0.125, "mps"))
+    return out
+
+
+def cnn_lstm_config(variant: Variant, budget_s: float) -> dict[str, Any]:
+    """The CNN-LSTM trading sweep: synthetic bars of two coins, two walk-forward folds."""
     return {
-        "name": f"{NAME}-{gpus_per_trial:g}",
+        "name": _run_name(variant),
+        "trainable": "trading",
+        "trainable_args": {
+            "data": "synthetic",
+            "synthetic": {"bars": 4000, "seed": 7, "symbols": 2},
+            "n_folds": 2,
+            "embargo": 12,
+            "check_lookahead": False,  # checked by the test suite; here it is CPU time only
+        },
+        "metric": "composite",
+        "mode": "max",
+        "space": {
+            "entry_model": "cnn_lstm",
+            "cnn_lstm.seq_len": 32,
+            "cnn_lstm.conv_channels": 32,
+            "cnn_lstm.hidden_size": {"type": "choice", "values": [64, 128]},
+            "cnn_lstm.learning_rate": {"type": "loguniform", "low": 3e-4, "high": 3e-3},
+            "cnn_lstm.epochs": 4,
+            "cnn_lstm.batch_size": 256,
+            "entry_threshold": {"type": "uniform", "low": 0.4, "high": 0.6},
+        },
+        **_shared(variant, budget_s),
+    }
+
+
+def mlp_config(variant: Variant, budget_s: float) -> dict[str, Any]:
+    """torch_mlp on digits (the earlier packing benchmark's workload)."""
+    return {
+        "name": _run_name(variant),
         "trainable": "torch_mlp",
-        "trainable_args": {"dataset": "digits", "epochs": epochs},
+        "trainable_args": {"dataset": "digits", "epochs": 10},
         "metric": "val_loss",
         "mode": "min",
         "space": {
@@ -42,90 +114,166 @@ def sweep_config(gpus_per_trial: float, trials: int, epochs: int) -> dict[str, A
             "num_layers": {"type": "int", "low": 2, "high": 4},
             "batch_size": 64,
         },
-        "search": {"algorithm": "random", "num_samples": trials},
-        "resources": {"cpus_per_trial": 1, "gpus_per_trial": gpus_per_trial},
+        **_shared(variant, budget_s),
+    }
+
+
+def _shared(variant: Variant, budget_s: float) -> dict[str, Any]:
+    resources: dict[str, Any] = {"cpus_per_trial": 1, "gpus_per_trial": variant.fraction}
+    if variant.sharing == "mps":
+        resources["gpu_sharing"] = "mps"
+    return {
+        "search": {"algorithm": "random", "num_samples": NUM_SAMPLES},
+        "resources": resources,
+        "stop": {"time_budget_s": budget_s},
         "seed": 7,
         "checkpoint": {"frequency": 0},
     }
 
 
-def gpu_utilisation(run_dir: Path) -> float | None:
-    """Mean utilisation over the sweep's GPUs from resource_usage.json's summary."""
+def _run_name(variant: Variant) -> str:
+    return f"{NAME}-{variant.workload}-{variant.fraction:g}-{variant.sharing}"
+
+
+def steady_trials_per_hour(run_dir: Path) -> tuple[float | None, int]:
+    """Trials ended after the first one, per hour of the span from the first to the last end.
+
+    Errored trials count: they free their share of the GPU as a finished one does.
+    """
+    events = trial_events(run_dir / "trials.jsonl")
+    ended, first, last = int(events["finished"]), events["first_end_t"], events["last_end_t"]
+    if ended < 3 or first is None or last is None or last <= first:
+        return None, ended
+    return 3600.0 * (ended - 1) / (last - first), ended
+
+
+def gpu_usage(run_dir: Path) -> tuple[float | None, float | None]:
+    """(mean utilisation %, peak memory MiB) of the sweep's GPU from resource_usage.json."""
     path = run_dir / "resource_usage.json"
     if not path.is_file():
-        return None
+        return None, None
     gpus = json.loads(path.read_text(encoding="utf-8")).get("summary", {}).get("gpus") or []
-    means = [g["util_pct_mean"] for g in gpus if g.get("util_pct_mean") is not None]
-    return sum(means) / len(means) if means else None
+    if not gpus:
+        return None, None
+    return gpus[0].get("util_pct_mean"), gpus[0].get("mem_used_mb_peak")
+
+
+def measure(variant: Variant, budget_s: float) -> tuple[Launch, dict[str, float | None]]:
+    """One launch of ``variant`` on GPU 0 and its figures."""
+    make = cnn_lstm_config if variant.workload == "cnn_lstm" else mlp_config
+    with workdir(NAME) as tmp:
+        launch = launch_sweep(variant.name, make(variant, budget_s), tmp, args=["--gpus", "0"],
+                              timeout=budget_s + 240)  # fmt: skip
+        run_dir = Path(launch.run_dir or "")
+        per_hour, ended = steady_trials_per_hour(run_dir)
+        util, mem = gpu_usage(run_dir)
+    sharing = max(1, math.floor(1 / variant.fraction + 1e-9))
+    figures = {
+        "steady_trials_per_hour": per_hour if launch.returncode == 0 else None,
+        "trials_ended": float(ended),
+        "gpu_util_mean": util,
+        "gpu_mem_peak_mb": mem,
+        "gpu_mem_peak_per_trial_mb": None if mem is None else mem / sharing,
+        **{phase: launch.extra.get(phase) for phase in PHASES},
+    }
+    return launch, figures
 
 
 def run(
     quick: bool = False, repeats: int | None = None, trials: int | None = None
 ) -> dict[str, Any]:
-    """Every packing, interleaved repeat by repeat; skipped with a note without an NVIDIA GPU."""
+    """Every variant, interleaved repeat by repeat; skipped with a note without an NVIDIA GPU.
+
+    ``trials`` is unused (each variant runs for a time budget): 12 s with ``--quick``
+    (the CNN-LSTM variants only: about 2.5 minutes on an H100), 16 s with one
+    repeat, 40 s otherwise.
+    """
+    from raysweep.gpu.mps import mps_status
+
     gpus = gpu_names()
-    trials, epochs = (trials or (8 if quick else 96)), (3 if quick else 10)
-    params = {"trials": trials, "epochs": epochs, "gpus": gpus, "fractions": list(FRACTIONS)}
+    reps = repeats or (1 if quick else 3)
+    budget = 12.0 if quick else 16.0 if reps == 1 else 40.0
+    mps = mps_status([0]) if gpus else None
+    params: dict[str, Any] = {
+        "gpus": gpus,
+        "time_budget_s": budget,
+        "fractions": list(FRACTIONS),
+        "mps": "available" if mps and mps.available else f"not available ({mps and mps.reason})",
+    }
     if not gpus:
         return {
             "title": TITLE,
             "skipped": "no NVIDIA GPU on this machine (nvidia-smi found none); run "
-            "`python -m benchmarks.gpu` on a GPU host to fill this in",
+            "`python -m benchmarks.gpu --repeats 1` on a GPU host to fill this in",
             "params": params,
             "variants": {},
             "targets": [],
         }
-    reps = repeats or (1 if quick else 3)
-    runs: dict[str, list[tuple[Launch, float | None]]] = {f"{f:g} GPU": [] for f in FRACTIONS}
+    plan = variants(bool(mps and mps.available), quick)
+    runs: dict[str, list[tuple[Launch, dict[str, float | None]]]] = {v.name: [] for v in plan}
     for rep in range(reps):
         log(f"{NAME}: repeat {rep + 1}/{reps}")
-        for fraction in FRACTIONS:
-            with workdir(NAME) as tmp:
-                launch = launch_sweep(
-                    f"{fraction:g} GPU",
-                    sweep_config(fraction, trials, epochs),
-                    tmp,
-                    args=["--gpus", "all"],
-                )
-                ok = launch.returncode == 0
-                util = gpu_utilisation(Path(launch.run_dir or "")) if ok else None
-            runs[f"{fraction:g} GPU"].append((launch, util))
-    variants: dict[str, dict[str, Any]] = {
+        for variant in plan:
+            runs[variant.name].append(measure(variant, budget))
+    table = {
         name: {
             "runs": len(items),
-            "fit_s": summarize(x.fit_s for x, _ in items if not x.returncode),
-            "fit_trials_per_s": summarize(
-                ratio(trials, x.fit_s) for x, _ in items if not x.returncode
-            ),
-            "steady_trials_per_s": summarize(
-                x.extra.get("steady_trials_per_s") for x, _ in items if not x.returncode
-            ),
-            "gpu_util_mean": summarize(u for _, u in items),
-            **{
-                phase: summarize(x.extra.get(phase) for x, _ in items if not x.returncode)
-                for phase in PHASES
-            },
+            "failed_runs": sum(1 for launch, _ in items if launch.returncode),
+            **{key: summarize(figures.get(key) for _, figures in items) for key in items[0][1]},
         }
         for name, items in runs.items()
     }
-    whole = variants["1 GPU"]
-    figures = {}
-    for name in variants:
-        if name != "1 GPU":
-            for key in ("fit_trials_per_s", "steady_trials_per_s"):
-                figures[f"{name} / 1 GPU: {key}"] = summarize(
-                    [ratio(variants[name][key]["median"], whole[key]["median"])]
-                )
-    steady = figures["0.25 GPU / 1 GPU: steady_trials_per_s"]["median"]
-    goal = "steady trials per hour, 0.25 GPU per trial / 1 GPU per trial"
+    figures, targets = _targets(table)
     return {
         "title": TITLE,
         "params": params,
-        "variants": variants,
+        "variants": table,
         "figures": figures,
-        "targets": [target(goal, steady, ">=", 3, "x")],
+        "targets": targets,
         "runs": {k: [x.to_json() for x, _ in v] for k, v in runs.items()},
+        "notes": [] if mps and mps.available else [f"MPS variants not run: {params['mps']}"],
     }
+
+
+def _median(table: dict[str, Any], variant: str, key: str) -> float | None:
+    value = table.get(variant, {}).get(key, {})
+    return value.get("median") if isinstance(value, dict) else None
+
+
+def _targets(table: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Ratios against one trial per GPU, the best packing, and MPS against time-slicing."""
+    whole = _median(table, Variant("cnn_lstm", 1.0, "time-slice").name, "steady_trials_per_hour")
+    figures: dict[str, Any] = {}
+    best_name, best_rate = None, None
+    for name in table:
+        rate = _median(table, name, "steady_trials_per_hour")
+        cnn = name.startswith("cnn_lstm")
+        if cnn and rate is not None and (best_rate is None or rate > best_rate):
+            best_name, best_rate = name, rate
+        if name.startswith("cnn_lstm") and " 1 GPU" not in name:
+            figures[f"{name} / cnn_lstm 1 GPU: steady trials per hour"] = summarize(
+                [ratio(rate, whole)]
+            )
+    mps = _median(table, Variant("cnn_lstm", 0.125, "mps").name, "steady_trials_per_hour")
+    sliced = _median(table, Variant("cnn_lstm", 0.125, "time-slice").name, "steady_trials_per_hour")
+    util = _median(table, best_name, "gpu_util_mean") if best_name else None
+    return figures, [
+        target(
+            f"steady trials per hour, best packing ({best_name}) / 1 GPU per trial",
+            ratio(best_rate, whole),
+            ">=",
+            5,
+            "x",
+        ),
+        target(f"GPU utilisation at the best packing ({best_name})", util, ">=", 85, "%"),
+        target(
+            "steady trials per hour at 0.125 GPU, MPS / time-slicing",
+            ratio(mps, sliced),
+            ">=",
+            1.3,
+            "x",
+        ),
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -231,10 +231,12 @@ def check(
     quick: bool,
     only: str | None = None,
     repeats: int | None = None,
+    test_paths: Sequence[str] = (),
 ) -> int:
     """Install, then run ``pytest -m gpu`` and the GPU benchmark (``only``: one of them).
 
-    ``repeats``: the benchmark's repeats (its default 3 takes about 9 minutes on an H100).
+    ``repeats``: the benchmark's repeats (its default 3 takes about 25 minutes on an H100).
+    ``test_paths``: test files or node ids to run instead of every ``gpu`` test.
 
     Returns 0 when what ran passed. The environment is kept in WORK_DIR, so a
     later call with ``--only`` on the same host reuses it.
@@ -261,7 +263,8 @@ def check(
     tests = bench = None
     if only in (None, "tests"):
         tests = step("pytest", ["-m", "pytest", "-m", "gpu", "-v", "-rA", "-p",
-                                "no:cacheprovider", f"--junitxml={out / 'junit.xml'}"])  # fmt: skip
+                                "no:cacheprovider", f"--junitxml={out / 'junit.xml'}",
+                                *test_paths])  # fmt: skip
     if only in (None, "bench"):
         bench_args = [
             *(["--quick"] if quick else []),
@@ -289,7 +292,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     c.add_argument("out", type=Path, help="folder for logs and results")
     c.add_argument("--quick", action="store_true", help="the benchmark's --quick size")
     c.add_argument("--only", choices=("tests", "bench"), help="run only the tests or the benchmark")
-    c.add_argument("--repeats", type=int, help="the benchmark's repeats (default 3, ~9 min)")
+    c.add_argument("--repeats", type=int, help="the benchmark's repeats (default 3, ~25 min)")
+    c.add_argument("--tests", nargs="+", default=(), help="these test files only (of the gpu ones)")
     args = parser.parse_args(argv)
     if args.command == "pack":
         manifest = pack(args.dest, args.python, read_have(args.have), args.bundle_mb)
@@ -297,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{len(manifest['wheels'])} wheels in {len(manifest['bundle_bytes'])} bundles "
               f"({sizes} MiB) under {args.dest}")  # fmt: skip
         return 0
-    return check(args.wheels, args.out, args.quick, args.only, args.repeats)
+    return check(args.wheels, args.out, args.quick, args.only, args.repeats, args.tests)
 
 
 if __name__ == "__main__":

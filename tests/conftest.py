@@ -147,7 +147,7 @@ def run_sweep_cli(
     ``env``: variables to set on top of this process's environment.
     """
     full_env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    full_env["PYTHONPATH"] = str(REPO)
+    full_env["PYTHONPATH"] = os.pathsep.join((str(REPO), str(REPO / "src")))  # this checkout
     full_env.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "raysweep.cli", *args],

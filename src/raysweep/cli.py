@@ -137,7 +137,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_gpus(args: argparse.Namespace) -> int:
-    from raysweep.gpu.inventory import format_inventory, inventory_to_json, read_inventory
+    from raysweep.gpu.inventory import read_inventory
+    from raysweep.gpu.mps import gpus_text
 
     if args.require is not None:
         from raysweep.nightly import require_gpus
@@ -145,10 +146,7 @@ def _cmd_gpus(args: argparse.Namespace) -> int:
         inventory = require_gpus(args.require)
     else:
         inventory = read_inventory()
-    if args.json:
-        print(json.dumps(inventory_to_json(inventory), indent=2))
-    else:
-        print(format_inventory(inventory))
+    print(gpus_text(inventory, args.json))  # with whether MPS (resources.gpu_sharing) can run
     return 0
 
 
@@ -351,7 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     best.set_defaults(func=_cmd_best)
 
-    gpus = sub.add_parser("gpus", help="GPU inventory through NVML")
+    gpus = sub.add_parser("gpus", help="GPU inventory through NVML; whether MPS can run")
     gpus.add_argument("--json", action="store_true", help="print JSON")
     gpus.add_argument(
         "--require",

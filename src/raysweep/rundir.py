@@ -48,6 +48,7 @@ RESULTS, RESULTS_CSV, BEST = "results.json", "results.csv", "best_config.json"
 REPORT, HTML_REPORT = "report.txt", "report.html"
 LOCAL_DIR = "local"  # "execution": "local": the in-process executor's journal and error texts
 JOURNAL = f"{LOCAL_DIR}/journal.jsonl"
+MPS_RECORD, MPS_LOG_DIR = "mps_daemon.json", "mps_log"  # gpu_sharing "mps" (gpu/mps_daemon.py)
 
 
 def utc_now() -> str:
@@ -134,6 +135,8 @@ class RunDir(RunPlace):
     lock_path = property(lambda self: self.path / ".lock")
     probe_dir = property(lambda self: self.path / PROBE_DIR)
     journal_path = property(lambda self: self.path / JOURNAL)
+    mps_record_path = property(lambda self: self.path / MPS_RECORD)
+    mps_log_dir = property(lambda self: self.path / MPS_LOG_DIR)
 
     def error_path(self, trial_id: str) -> Path:
         """Where the in-process executor keeps a failed trial's error text."""

@@ -104,7 +104,7 @@ def test_valid_config_fills_defaults() -> None:
         (
             "resources.gpus",
             1,
-            "resources.gpus: unknown key; valid keys: cpus_per_trial, gpus_per_trial",
+            "resources.gpus: unknown key; valid keys: cpus_per_trial, gpu_sharing, gpus_per_trial",
         ),
         ("search.algorithm", "bayes", "search.algorithm: Input should be 'grid', 'random'"),
         (

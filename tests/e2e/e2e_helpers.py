@@ -57,7 +57,9 @@ def sweep_env(**extra: str) -> dict[str, str]:
     """This process's environment for a `sweep` process: the repository importable,
     no usage stats, never an inherited RAY_ADDRESS; ``extra`` on top."""
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    env.update(PYTHONPATH=str(REPO), RAY_USAGE_STATS_ENABLED="0")
+    # this checkout's code, also where the installed package is another checkout's
+    env.update(PYTHONPATH=os.pathsep.join((str(REPO), str(REPO / "src"))))
+    env.update(RAY_USAGE_STATS_ENABLED="0")
     env.update(extra)
     return env
 

@@ -28,6 +28,7 @@ from raysweep.config.objectives import (
     objective_pairs,
     split_objectives,
 )
+from raysweep.config.sharing import GpuSharingField
 from raysweep.config.space import GridParam, Param, is_param_dict
 
 # The built-in trainables by name; raysweep.trainables.builtins maps each to its function.
@@ -155,8 +156,8 @@ class UnresolvedGpusError(RuntimeError):
     """``gpus_per_trial`` was read from a spec whose ``"auto"`` has not been resolved yet."""
 
 
-class ResourcesConfig(StrictModel):
-    """What one trial occupies."""
+class ResourcesConfig(GpuSharingField):
+    """What one trial occupies, and how trials share a GPU (``gpu_sharing``: config/sharing.py)."""
 
     model_config = ConfigDict(serialize_by_alias=True)
 

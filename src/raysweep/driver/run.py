@@ -39,6 +39,7 @@ from raysweep.driver.ray_session import (
 from raysweep.driver.scheduler_history import recorded_trials
 from raysweep.gpu.allocation import GPUPlan, gpu_env
 from raysweep.gpu.monitor import ResourceMonitor
+from raysweep.gpu.sharing import gpu_sharing
 from raysweep.report.records import SweepResult
 from raysweep.report.warm import prewarm_report_imports
 from raysweep.repro.determinism import DETERMINISM_ENV
@@ -117,7 +118,9 @@ def _drive(
         add_manifest_warning(run, warning)
     prewarm_report_imports()  # done while Ray starts, not after the last trial
     # Ray starts even with no phase left: Ray's Trial objects need it to find files.
-    with ray_session(_ray_options(spec, options)) as ray:
+    # The sweep's MPS daemon (gpu_sharing) outlives Ray: started before its workers, stopped after.
+    sharing = gpu_sharing(run, options.gpu_plan, log.print)
+    with sharing, ray_session(_ray_options(spec, options)) as ray:
         stop.check()
         announce_dashboard(run, ray, log)
         if in_ray_job():  # Ray may remove the job's working directory under us

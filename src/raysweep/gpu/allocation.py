@@ -61,6 +61,11 @@ class GPUPlan:
     num_gpus: int
     cpu_fallback: bool
     warnings: tuple[str, ...] = ()
+    # resources.gpu_sharing as decided for this machine (gpu/sharing.py): "time-slice"
+    # or "mps", what was asked, and why MPS is not used when it was asked for ("auto")
+    gpu_sharing: str = "time-slice"
+    sharing_requested: str = "time-slice"
+    sharing_note: str | None = None
 
 
 def parse_gpus_flag(value: str | None) -> GPUSelection:

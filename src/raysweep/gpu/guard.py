@@ -11,6 +11,7 @@ memory other libraries allocate (XGBoost, CatBoost, CuPy).
 
 from __future__ import annotations
 
+import os
 import sys
 
 # The share of its fraction a trial may allocate: the rest absorbs the CUDA context.
@@ -26,8 +27,8 @@ def cap_torch_memory(gpu_fraction: float) -> float | None:
     nothing and gets no CUDA context from raysweep), or no CUDA device visible.
     Calling it again with the same fraction changes nothing.
     """
-    if not 0 < gpu_fraction < 1:
-        return None
+    if not 0 < gpu_fraction < 1 or os.environ.get("RAYSWEEP_GPU_SHARING") == "mps":
+        return None  # whole GPUs; or MPS, which limits the whole process (gpu/mps.py)
     torch = sys.modules.get("torch")
     if torch is None or not torch.cuda.is_available():
         return None

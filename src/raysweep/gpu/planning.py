@@ -6,6 +6,7 @@ from raysweep.config.schema import SweepSpec
 from raysweep.errors import ConfigError
 from raysweep.gpu.allocation import GPUPlan, parse_gpus_flag, resolve_gpus
 from raysweep.gpu.inventory import Inventory, read_inventory
+from raysweep.gpu.sharing import check_requested_mps, decide_sharing
 from raysweep.rundir import RunDir
 
 PROBE_ITERATIONS = 3  # gpus_per_trial "auto": the probe trial runs at most this many
@@ -17,12 +18,14 @@ _NO_INVENTORY = Inventory(gpus=(), driver_version=None, cuda_version=None, error
 def plan_gpus(
     spec: SweepSpec, gpus: str | None, allow_cpu: bool = False, on_cluster: bool = False
 ) -> GPUPlan:
-    """Resolve ``--gpus`` (GPUError / ConfigError when impossible).
+    """Resolve ``--gpus`` and ``resources.gpu_sharing`` (GPUError / ConfigError when impossible).
 
     ``gpus_per_trial: "auto"`` (not yet probed) needs local GPUs, so not a cluster
     (``on_cluster``: ``--address``); there the cluster's GPUs are the cluster's.
     """
     resources = spec.resources
+    sharing = resources.gpu_sharing
+    check_requested_mps(sharing, resources.gpus_requested, on_cluster)  # before --allow-cpu's
     if resources.gpus_auto and on_cluster:
         raise ConfigError(
             "resources.gpus_per_trial=auto: the packing is probed on this machine's GPUs, "
@@ -30,13 +33,15 @@ def plan_gpus(
             "(e.g. 0.25) to run on a cluster"
         )
     if on_cluster:
-        return resolve_gpus(parse_gpus_flag("none"), _NO_INVENTORY, 0.0, allow_cpu=True)
+        plan = resolve_gpus(parse_gpus_flag("none"), _NO_INVENTORY, 0.0, allow_cpu=True)
+        return decide_sharing(plan, sharing, resources.gpus_requested, on_cluster)
     selection = parse_gpus_flag(gpus)
     needs_inventory = selection.mode != "none" and (
         selection.mode != "unset" or resources.gpus_auto or resources.gpus_per_trial > 0
     )
     inventory = read_inventory() if needs_inventory else _NO_INVENTORY
-    return resolve_gpus(selection, inventory, resources.gpus_requested, allow_cpu)
+    plan = resolve_gpus(selection, inventory, resources.gpus_requested, allow_cpu)
+    return decide_sharing(plan, sharing, resources.gpus_requested, on_cluster)
 
 
 def probe_iterations(spec: SweepSpec) -> int:

@@ -141,6 +141,11 @@ def build_manifest(
             "cpus_per_trial": spec.resources.cpus_per_trial,
             "cuda_visible_devices": _planned_visible_devices(gpu_plan),
         },
+        "gpu_sharing": {  # resources.gpu_sharing asked for, what ran, why not MPS
+            "requested": getattr(gpu_plan, "sharing_requested", "time-slice"),
+            "used": getattr(gpu_plan, "gpu_sharing", "time-slice"),
+            "note": getattr(gpu_plan, "sharing_note", None),
+        },
         "env": {name: os.environ.get(name) for name in RESULT_ENV_VARS},
         "host": {
             "hostname": socket.gethostname(),

@@ -82,6 +82,10 @@ def _run_trial(plan: TrialPlan, config: dict[str, Any]) -> Any:
     index = int(params.pop(INDEX_KEY, 0))
     seed = trial_seed_for(plan.master_seed, index)
     gpu_ids = _trial_gpu_ids(plan)
+    if gpu_ids:
+        from raysweep.gpu.mps import apply_client_limits
+
+        apply_client_limits(plan.gpu_fraction, gpu_ids)  # MPS clients: before CUDA initialises
     func, builtin = resolve_function(plan.trainable)  # imports torch if the trainable does
     if gpu_ids:
         from raysweep.gpu.guard import cap_torch_memory

@@ -3,13 +3,14 @@
 * ``trainable_args``: the data loads and validates (``data``), the folds fit in it,
   costs and score settings are in range;
 * ``space`` names: the trading hyperparameters (``params.HYPERPARAMETERS``) and
-  ``<library>.<name>`` for an entry model ``entry_model`` can take; anything else
+  ``<model>.<name>`` for an entry model ``entry_model`` can take; anything else
   is refused with the nearest valid names;
 * ``space`` values: the constants, then each sampled parameter's corners (low, high,
   every choice), are read as a trial reads them; a corner that fails alone is
   tried with every corner of each other parameter, as for the GBM built-ins;
 * each entry model's own parameters go through that library's check
-  (``params.check.check_params``: owned keys, names, values through the library).
+  (``params.check.check_params``: owned keys, names, values through the library);
+  ``cnn_lstm``'s through ``CnnLstmParams`` (names, ranges, every corner).
 """
 
 from __future__ import annotations
@@ -23,10 +24,11 @@ from raysweep.errors import ConfigError
 from raysweep.trainables.params.corners import corners
 from raysweep.trainables.params.names import did_you_mean, nearest
 from raysweep.trainables.params.tiny_data import DataShape
+from raysweep.trainables.trading.cnn_lstm_params import CNN_LSTM, CnnLstmParams
 from raysweep.trainables.trading.params import (
     ENTRY_MODEL,
+    ENTRY_MODELS,
     HYPERPARAMETERS,
-    LIBRARIES,
     Costs,
     FeatureParams,
     LabelParams,
@@ -43,7 +45,7 @@ def check_trading(spec: SweepSpec) -> None:
     check_args(spec.trainable_args)
     libraries = entry_models(spec.space)
     for library in libraries:
-        require(library, f"entry_model {library!r}")
+        require("torch" if library == CNN_LSTM else library, f"entry_model {library!r}")
     for key in spec.space:
         if key in HYPERPARAMETERS:
             continue
@@ -82,9 +84,10 @@ def entry_models(space: Mapping[str, Any]) -> list[str]:
     value = space.get(ENTRY_MODEL, HYPERPARAMETERS[ENTRY_MODEL])
     values = [c.value for c in corners(value)] if is_sampled(value) else [value]
     for v in values:
-        if v not in LIBRARIES:
+        if v not in ENTRY_MODELS:
             raise ConfigError(
-                f"space.{ENTRY_MODEL}: {v!r} is not an entry model; one of {', '.join(LIBRARIES)}"
+                f"space.{ENTRY_MODEL}: {v!r} is not an entry model; one of "
+                f"{', '.join(ENTRY_MODELS)}"
             )
     return list(dict.fromkeys(values))
 
@@ -114,12 +117,28 @@ def check_model(spec: SweepSpec, library: str) -> None:
 
     prefix = f"{library}."
     own = {k[len(prefix) :]: v for k, v in spec.space.items() if k.startswith(prefix)}
+    if library == CNN_LSTM:
+        check_cnn_lstm(own)
+        return
     args = {k: v for k, v in spec.trainable_args.items() if k == "num_boost_round"}
     shape = DataShape("classification", 3, tuple(feature_names(FeatureParams())))
     try:
         check_params(library, own, args, shape, spec.reproducibility.deterministic, spec.seed)
     except ConfigError as exc:
         raise ConfigError(str(exc).replace("space.", f"space.{prefix}", 1)) from None
+
+
+def check_cnn_lstm(own: Mapping[str, Any]) -> None:
+    """The ``cnn_lstm.<name>`` parameters: names, constants, then each sampled one's corners."""
+    constants = {k: v for k, v in own.items() if not is_sampled(v)}
+    CnnLstmParams.from_config(constants)
+    for key, value in own.items():
+        if is_sampled(value):
+            for corner in corners(value):
+                try:
+                    CnnLstmParams.from_config({**constants, key: corner.value})
+                except ConfigError as exc:
+                    raise ConfigError(f"{exc} (at {CNN_LSTM}.{key}={corner.value!r})") from None
 
 
 def _error(config: dict[str, Any]) -> str | None:

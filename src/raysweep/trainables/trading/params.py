@@ -3,7 +3,8 @@
 Two kinds of settings:
 
 * hyperparameters, in sweep.json's ``space`` (tuned): the entry model
-  (``entry_model`` and ``<library>.<parameter>``, e.g. ``lightgbm.num_leaves``),
+  (``entry_model`` and ``<model>.<parameter>``, e.g. ``lightgbm.num_leaves`` or
+  ``cnn_lstm.hidden_size``),
   the feature windows, the labels and the trading parameters;
 * ``trainable_args`` (fixed for the sweep): the data, the walk-forward scheme,
   costs and the score.
@@ -21,6 +22,9 @@ from raysweep.errors import ConfigError
 
 Library = Literal["lightgbm", "xgboost", "catboost"]
 LIBRARIES: tuple[Library, ...] = ("lightgbm", "xgboost", "catboost")
+# The entry models: the GBM libraries and the torch sequence model (trading/cnn_lstm.py).
+EntryModel = Literal["lightgbm", "xgboost", "catboost", "cnn_lstm"]
+ENTRY_MODELS: tuple[EntryModel, ...] = (*LIBRARIES, "cnn_lstm")
 ENTRY_MODEL = "entry_model"
 DEFAULT_ENTRY_MODEL: Library = "lightgbm"
 
@@ -81,10 +85,10 @@ METRICS: tuple[str, ...] = (
 )
 
 
-def model_key(name: str) -> tuple[Library, str] | None:
+def model_key(name: str) -> tuple[EntryModel, str] | None:
     """``("lightgbm", "num_leaves")`` for ``lightgbm.num_leaves``; None for other keys."""
     library, dot, param = name.partition(".")
-    if dot and param and library in LIBRARIES:
+    if dot and param and library in ENTRY_MODELS:
         return library, param
     return None
 
@@ -95,14 +99,14 @@ def model_config(config: Mapping[str, Any], library: str) -> dict[str, Any]:
     return {k[len(prefix) :]: v for k, v in config.items() if k.startswith(prefix)}
 
 
-def entry_library(config: Mapping[str, Any]) -> Library:
-    """The trial's entry model library (ConfigError naming the valid ones)."""
+def entry_library(config: Mapping[str, Any]) -> EntryModel:
+    """The trial's entry model (ConfigError naming the valid ones)."""
     value = config.get(ENTRY_MODEL, DEFAULT_ENTRY_MODEL)
-    if value not in LIBRARIES:
+    if value not in ENTRY_MODELS:
         raise ConfigError(
-            f"space.{ENTRY_MODEL}: must be one of {', '.join(LIBRARIES)} (got {value!r})"
+            f"space.{ENTRY_MODEL}: must be one of {', '.join(ENTRY_MODELS)} (got {value!r})"
         )
-    return cast(Library, value)
+    return cast(EntryModel, value)
 
 
 def int_value(source: Mapping[str, Any], key: str, default: Any, where: str, low: int) -> int:

@@ -28,7 +28,7 @@ def resolve_trading_space(trainable: str, space: Mapping[str, Any]) -> dict[str,
     groups: dict[str, list[str]] = {}
     for key in space:
         parsed = model_key(key)
-        if parsed is not None:
+        if parsed is not None and parsed[0] != "cnn_lstm":  # raysweep's own names: no aliases
             groups.setdefault(parsed[0], []).append(key)
     renamed: dict[str, str] = {}
     for library, keys in groups.items():

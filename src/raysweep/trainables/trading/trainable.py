@@ -2,7 +2,8 @@
 
 Per trial: load and validate the bars (cached per process), compute the features
 (checked for look-ahead on a prefix of the data), the labels and the folds; then
-for each fold fit the entry model on its training rows, backtest every symbol on
+for each fold fit the entry model (a GBM, ``model.py``, or the CNN-LSTM over
+windows of bars, ``cnn_lstm.py``) on its training rows, backtest every symbol on
 its validation rows, and report the metrics of all folds so far (``metrics``).
 Schedulers count folds as iterations, so ASHA and Hyperband can stop a poor
 configuration after its first folds. A checkpoint (``raysweep_checkpoint.json`` +
@@ -186,6 +187,11 @@ def fit_trading(
             cumulative = Cumulative.from_arrays(dict(state))
 
     def proba(fold: Fold, train: np.ndarray, val: np.ndarray) -> np.ndarray:
+        if library == "cnn_lstm":  # a sequence model: windows of earlier bars, not rows alone
+            from raysweep.trainables.trading.cnn_lstm import fit_predict_cnn_lstm
+
+            return fit_predict_cnn_lstm(params, ctx, fold.number, data.features, data.symbols,
+                                        data.labels.classes, train, val)  # fmt: skip
         X, y = data.features[train], data.labels.classes[train]
         return fit_predict(library, params, ctx, fold.number, X, y, data.features[val], data.names)
 
