@@ -28,6 +28,7 @@ from raysweep.config.objectives import (
     objective_pairs,
     split_objectives,
 )
+from raysweep.config.ranking import RankByField
 from raysweep.config.space import GridParam, Param, is_param_dict
 
 # The built-in trainables by name; raysweep.trainables.builtins maps each to its function.
@@ -254,7 +255,7 @@ class LoggingSettings(StrictModel):
     mlflow: MlflowSettings | None = None
 
 
-class SweepSpec(StrictModel):
+class SweepSpec(RankByField):  # rank_by: config/ranking.py
     """A validated sweep.json. Immutable; every default filled in."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=128)
@@ -360,7 +361,7 @@ class SweepSpec(StrictModel):
         self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
     ) -> Any:
         data = handler(self)  # one-metric and Ray specs serialise (and hash) as they always did
-        drop = (("objectives", None), ("execution", "ray"))
+        drop = (("objectives", None), ("execution", "ray"), ("rank_by", None))
         return {k: v for k, v in data.items() if (k, v) not in drop} if type(data) is dict else data
 
     @property
