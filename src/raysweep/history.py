@@ -11,6 +11,10 @@ raysweep/nightly.py). A line::
      "previous_best": 0.104, "change_pct": 3.8, "worse_pct": 3.8,
      "regression_pct": 5.0, "wall_s": 1834.2, "resumed": false, "warm_start": 10}
 
+A sweep ranked by its trials' last values (``"rank_by": "last"``, the trading
+trainable's default) adds ``"rank_by": "last"``: its ``best`` is then the best
+trial's last value, and it is compared only with nights ranked the same way.
+
 ``change_pct`` is the relative change of the best value against the previous
 successful night's (signed, in the value's own terms); ``worse_pct`` is the
 same change in the metric's direction (positive = worse), which decides a
@@ -75,6 +79,11 @@ def previous_success(
     return None
 
 
+def rank_rule(record: Mapping[str, Any]) -> str:
+    """The ranking rule of a history line or best_config.json (absent: ``best``)."""
+    return str(record.get("rank_by") or "best")
+
+
 def change_pct(value: float, previous: float) -> float:
     """Signed relative change of ``value`` against ``previous``, in percent.
 
@@ -136,7 +145,7 @@ def history_text(log_dir: Path) -> str:
     rows = history_rows(log_dir)
     if not rows:
         return f"no nights recorded in {history_path(log_dir)}"
-    metric = next((f" ({r['metric']}, {r['mode']})" for r in rows if r.get("metric")), "")
+    metric = next((f" ({r['metric']}, {r['mode']}{_rule(r)})" for r in rows if r.get("metric")), "")
     header = f"{'date':<17} {'run':<24} {'status':<12} {'trials':>7} {'best':>12} {'change':>9}"
     lines = [f"nights in {log_dir}{metric}", header + "  best config changes"]
     for row in rows:
@@ -148,6 +157,10 @@ def history_text(log_dir: Path) -> str:
             f"{_pct(row.get('change_pct')):>9}  {_changes(row)}"
         )
     return "\n".join(lines)
+
+
+def _rule(row: Mapping[str, Any]) -> str:
+    return ", ranked by the last value" if rank_rule(row) == "last" else ""
 
 
 def _changes(row: Mapping[str, Any]) -> str:

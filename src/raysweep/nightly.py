@@ -32,6 +32,7 @@ from raysweep.history import (
     change_pct,
     nightly_runs,
     previous_success,
+    rank_rule,
     read_history,
     worse_pct,
 )
@@ -70,7 +71,9 @@ def record_night(night: NightInput) -> tuple[dict[str, Any], dict[str, Any]]:
 
     The event is ``succeeded`` or ``regression`` for exit code 0, else ``failed``.
     A regression: the best value is worse than the previous successful night's by
-    more than ``regression_pct`` percent, in the metric's direction.
+    more than ``regression_pct`` percent, in the metric's direction; both values
+    are best_config.json's, ranked by the sweep's ``rank_by`` (report/ranking.py),
+    and nights ranked by different rules are not compared.
     """
     nights = read_history(night.log_dir)
     now = time.time()
@@ -91,7 +94,13 @@ def record_night(night: NightInput) -> tuple[dict[str, Any], dict[str, Any]]:
         line["status"] = "interrupted"
     best = _run_facts(night.run, line) if night.run is not None else None
     previous = previous_success(nights, exclude_run=line["run"])
-    if best is not None and previous is not None and previous.get("metric") == best["metric"]:
+    comparable = (
+        best is not None
+        and previous is not None
+        and previous.get("metric") == best["metric"]
+        and rank_rule(previous) == rank_rule(best)  # a last value against a best is no trend
+    )
+    if comparable and best is not None and previous is not None:
         value, before = float(best["value"]), float(previous["best"])
         change, worse = change_pct(value, before), worse_pct(value, before, best["mode"])
         line.update(
@@ -144,6 +153,8 @@ def _run_facts(run: RunDir, line: dict[str, Any]) -> dict[str, Any] | None:
         best_trial=best.get("trial_id"),
         best_config=best.get("config"),
     )
+    if best.get("rank_by"):  # best_config.json's value is the trial's last, not its best
+        line["rank_by"] = best["rank_by"]
     return {"run": run.name, **best}
 
 

@@ -9,12 +9,13 @@ Ray's last experiment snapshot, the local journal). No Ray import: instant on an
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from raysweep.engines.registry import trial_sources
 from raysweep.errors import SweepError
+from raysweep.report.ranking import rank_trials, rank_value
 from raysweep.rundir import RunDir
 
 ERRORS_SHOWN = 5
@@ -115,24 +116,43 @@ def _live(run: RunDir, spec: Any, total: int | None) -> tuple[dict[str, int], An
     return counts, best, "trials.jsonl"
 
 
+@dataclass(frozen=True)
+class _EndedTrial:
+    """A trial's ``ended`` event in trials.jsonl, as the ranking rule reads a trial."""
+
+    event: dict[str, Any]
+    index: int
+    last: dict[str, Any]
+    best_metric: float | None
+    status: str = "completed"
+
+
 def _best_of_events(events: list[dict[str, Any]], spec: Any) -> dict[str, Any] | None:
+    """The best ended trial so far, by the sweep's ranking rule (report/ranking.py)."""
     if spec is None:
         return None
     metric, mode = spec.metric, spec.mode
-    best: dict[str, Any] | None = None
-    for event in events:
-        value = event.get("best", event.get(metric))
-        if not isinstance(value, int | float) or math.isnan(value) or event["event"] != "ended":
-            continue
-        if best is None or (value < best["value"] if mode == "min" else value > best["value"]):
-            best = {
-                "metric": metric,
-                "mode": mode,
-                "value": value,
-                "trial_id": event["trial_id"],
-                "config": event.get("config"),
-            }
-    return best
+    ended = [
+        _EndedTrial(
+            event=event,
+            index=position,  # ties: the trial that ended first
+            last={metric: event.get(metric)},
+            best_metric=event.get("best", event.get(metric)),
+        )
+        for position, event in enumerate(events)
+        if event["event"] == "ended"
+    ]
+    ranked = rank_trials(ended, metric, mode, spec.ranking)
+    if not ranked:
+        return None
+    event = ranked[0].event
+    return {
+        "metric": metric,
+        "mode": mode,
+        "value": rank_value(ranked[0], metric, spec.ranking),
+        "trial_id": event["trial_id"],
+        "config": event.get("config"),
+    }
 
 
 def _resume_counts(run: RunDir, state: dict[str, Any]) -> tuple[dict[str, int], str]:

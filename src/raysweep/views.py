@@ -71,7 +71,7 @@ def export_json(run: RunDir, result: SweepResult, top: list[TrialRecord]) -> dic
     return {
         **best_config_json(result, top[0]),
         "configurations": [t.config for t in top],
-        "values": [t.best_metric for t in top],
+        "values": [result.value(t) for t in top],
         "run": run.name,
         "run_dir": str(run.resolved()),
         "generated_at": utc_now(),

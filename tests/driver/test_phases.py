@@ -155,3 +155,24 @@ def test_resumed_spec_allows_max_concurrent_and_growing_num_samples(tmp_path: Pa
 def test_num_samples_in_the_file_is_a_change_without_the_flag(tmp_path: Path) -> None:
     with pytest.raises(ResumeError, match=r"search.num_samples: 4 → 6"):
         resumed_spec(RunDir(tmp_path), spec(), spec(num_samples=6))
+
+
+def test_resumed_spec_accepts_a_spec_json_written_before_alias_resolution(tmp_path: Path) -> None:
+    import raysweep.trainables  # noqa: F401  (registers the library alias hook)
+
+    data: dict[str, Any] = {
+        "name": "aliases",
+        "trainable": "lightgbm",
+        "metric": "val_loss",
+        "mode": "min",
+        "space": {"num_leaf": {"type": "int", "low": 8, "high": 64}, "eta": 0.1},
+    }
+    before_resolution = SweepSpec.model_validate(data)  # as an older raysweep recorded it
+    config = parse_spec(data)  # the same file, aliases resolved
+    assert "num_leaves" in config.space and "num_leaf" in before_resolution.space
+    resumed = resumed_spec(RunDir(tmp_path), before_resolution, config)
+    assert resumed == before_resolution  # the run goes on with spec.json as recorded
+    changed = json.loads(json.dumps(data))
+    changed["space"]["num_leaf"]["high"] = 128
+    with pytest.raises(ResumeError, match=r"space.num_leaves.high: 64 → 128"):
+        resumed_spec(RunDir(tmp_path), before_resolution, parse_spec(changed))

@@ -183,3 +183,62 @@ def test_monitor_records_gpu_samples(tmp_path: Path) -> None:
     assert [g["index"] for g in gpus] == list(inv.indices)
     assert all(g["mem_used_mb_peak"] is not None for g in gpus)
     assert "GPU 0" in format_usage_summary(data["summary"])
+
+
+def _wait_for_samples(mon: ResourceMonitor, count: int) -> None:
+    deadline = time.monotonic() + 10
+    while mon.summary()["samples"] < count and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def test_a_resumed_run_appends_to_resource_usage(tmp_path: Path) -> None:
+    path = tmp_path / "resource_usage.json"
+    with ResourceMonitor(path, interval_s=0.05, gpu_ids=()) as first:
+        _wait_for_samples(first, 3)
+    before = read_json(path)
+    time.sleep(0.5)  # the run was down between its invocations
+    with ResourceMonitor(path, interval_s=0.05, gpu_ids=()) as second:
+        _wait_for_samples(second, len(before["samples"]) + 3)
+    data = read_json(path)
+    assert data["samples"][: len(before["samples"])] == before["samples"]
+    assert len(data["samples"]) > len(before["samples"])
+    assert data["summary"]["samples"] == len(data["samples"])
+    assert data["started_at"] == before["started_at"]
+    earlier, this = data["invocations"]
+    assert earlier["samples"] == len(before["samples"])
+    assert earlier["samples"] + this["samples"] == len(data["samples"])
+    assert earlier["last_t"] < this["first_t"]
+    spans = (earlier["last_t"] - earlier["first_t"]) + (this["last_t"] - this["first_t"])
+    assert data["summary"]["duration_s"] == round(spans, 1)
+    assert data["summary"]["invocations"] == 2
+
+
+def test_appending_keeps_an_earlier_files_exact_peaks(tmp_path: Path) -> None:
+    path = tmp_path / "resource_usage.json"
+    merged = [
+        {**_sample(100.0, 40.0, 1000.0, 50.0, 300.0), "n": 4},  # window means of 4 samples
+        _sample(101.0, 20.0, 900.0, 10.0, 200.0),
+    ]
+    summary = summarize_usage(merged)
+    summary.update(cpu_pct_peak=99.0, samples=5)  # the exact peak, over the raw samples
+    summary["gpus"][0]["util_pct_peak"] = 97.0
+    # a file as written before invocations were recorded
+    path.write_text(json.dumps({"started_at": 99.0, "samples": merged, "summary": summary}))
+    with ResourceMonitor(path, interval_s=0.05, gpu_ids=()) as mon:
+        _wait_for_samples(mon, 7)
+    data = read_json(path)
+    assert data["samples"][:2] == merged and data["started_at"] == 99.0
+    new_peak = max(s["cpu_pct"] for s in data["samples"][2:])  # raw samples of this invocation
+    assert data["summary"]["cpu_pct_peak"] == max(99.0, new_peak)
+    assert data["summary"]["gpus"][0]["util_pct_peak"] == 97.0
+    assert data["invocations"][0]["samples"] == 2 and data["invocations"][0]["first_t"] == 100.0
+    assert len(data["invocations"]) == 2
+
+
+def test_an_unreadable_usage_file_is_started_anew(tmp_path: Path) -> None:
+    path = tmp_path / "resource_usage.json"
+    path.write_text("{torn")
+    with ResourceMonitor(path, interval_s=0.05, gpu_ids=()) as mon:
+        _wait_for_samples(mon, 2)
+    data = read_json(path)
+    assert len(data["invocations"]) == 1 and data["summary"]["samples"] == len(data["samples"])

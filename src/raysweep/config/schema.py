@@ -28,6 +28,7 @@ from raysweep.config.objectives import (
     objective_pairs,
     split_objectives,
 )
+from raysweep.config.ranking import RankByField
 from raysweep.config.sharing import GpuSharingField
 from raysweep.config.space import GridParam, Param, is_param_dict
 
@@ -255,7 +256,7 @@ class LoggingSettings(StrictModel):
     mlflow: MlflowSettings | None = None
 
 
-class SweepSpec(StrictModel):
+class SweepSpec(RankByField):  # rank_by: config/ranking.py
     """A validated sweep.json. Immutable; every default filled in."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=128)
@@ -263,8 +264,7 @@ class SweepSpec(StrictModel):
     trainable_args: dict[str, Any] = Field(default_factory=dict)
     metric: str = Field(min_length=1)
     mode: Literal["min", "max"]
-    # several objectives ("metric": [...], "mode": [...]); metric/mode are the first
-    objectives: list[Objective] | None = None
+    objectives: list[Objective] | None = None  # "metric": [...]: metric/mode are the first
     space: dict[str, Any]
     search: SearchConfig = Field(default_factory=SearchConfig)
     scheduler: SchedulerConfig = Field(default_factory=lambda: FifoScheduler(type="fifo"))
@@ -361,7 +361,7 @@ class SweepSpec(StrictModel):
         self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
     ) -> Any:
         data = handler(self)  # one-metric and Ray specs serialise (and hash) as they always did
-        drop = (("objectives", None), ("execution", "ray"))
+        drop = (("objectives", None), ("execution", "ray"), ("rank_by", None))
         return {k: v for k, v in data.items() if (k, v) not in drop} if type(data) is dict else data
 
     @property

@@ -6,6 +6,12 @@ stop. Memory stays bounded: once ``max_samples`` are held, the older half is
 merged pairwise (mean utilisation, peak memory, ``n`` = raw samples merged), so
 old data gets coarser while recent data keeps full resolution. The monitor's own
 summary is exact over every raw sample, whatever was merged.
+
+A resumed run's invocations share the file: a monitor that finds an earlier
+``resource_usage.json`` with samples appends to it (its samples, and its
+summary's exact peaks, are kept), and ``invocations`` lists each invocation's
+start, GPUs and sampled span. The summary's ``duration_s`` then counts the
+sampled time of every invocation, not the gaps between them.
 """
 
 from __future__ import annotations
@@ -20,8 +26,8 @@ from types import TracebackType
 from typing import Any
 
 from raysweep.gpu.inventory import bytes_to_mib, nvml_error_text, nvml_optional
-from raysweep.gpu.usage import Accumulator, Sample, downsample
-from raysweep.jsonio import write_json_atomic
+from raysweep.gpu.usage import Accumulator, Sample, downsample, earlier_usage, sampled_seconds
+from raysweep.jsonio import read_json, write_json_atomic
 
 __all__ = ["ResourceMonitor"]
 
@@ -116,6 +122,7 @@ class ResourceMonitor:
         self._downsampled = False
         self._started_at: float | None = None
         self._failures = 0
+        self._invocations: list[dict[str, Any]] = []  # earlier ones, then this one
 
     # -- lifecycle -------------------------------------------------------
     def start(self) -> ResourceMonitor:
@@ -129,10 +136,33 @@ class ResourceMonitor:
             self._psutil = psutil
         except ImportError as exc:
             self._host_error = f"psutil not installed ({exc}); host CPU/RAM not sampled"
+        self._continue_earlier_file()
         self._started_at = time.time()
+        gpu_ids = None if self.gpu_ids is None else list(self.gpu_ids)
+        self._invocations.append(
+            {"started_at": self._started_at, "gpu_ids": gpu_ids, "samples": 0,
+             "first_t": None, "last_t": None}
+        )  # fmt: skip
         self._thread = threading.Thread(target=self._run, name="raysweep-monitor", daemon=True)
         self._thread.start()
         return self
+
+    def _continue_earlier_file(self) -> None:
+        """Keep an earlier invocation's samples (a resumed run): this one's are appended."""
+        try:
+            earlier = earlier_usage(read_json(self.path)) if self.path.is_file() else None
+        except (OSError, ValueError) as exc:
+            log.warning("resource monitor: %s is unreadable (%s); starting it anew", self.path, exc)
+            earlier = None
+        if earlier is None:
+            return
+        with self._lock:
+            self._samples = list(earlier["samples"])
+            for sample in self._samples:
+                self._acc.add(sample)
+            self._acc.add_peaks(earlier.get("summary") or {})
+            self._invocations = [dict(inv) for inv in earlier["invocations"]]
+            self._downsampled = bool(earlier.get("downsampled"))
 
     def stop(self, timeout: float = 10.0) -> None:
         """Take a last sample, write the file and join the thread (idempotent)."""
@@ -165,6 +195,9 @@ class ResourceMonitor:
         """Exact summary over every raw sample taken so far."""
         with self._lock:
             summary = self._acc.result()
+            if len(self._invocations) > 1:  # not the gaps between a resumed run's invocations
+                summary["duration_s"] = sampled_seconds(self._invocations)
+                summary["invocations"] = len(self._invocations)
         if self._gpu_error:
             summary["gpu_error"] = self._gpu_error
         return summary
@@ -206,6 +239,11 @@ class ResourceMonitor:
         with self._lock:
             self._acc.add(sample)
             self._samples.append(sample)
+            current = self._invocations[-1]
+            current["samples"] += 1
+            current["last_t"] = sample["t"]
+            if current["first_t"] is None:
+                current["first_t"] = sample["t"]
             if len(self._samples) >= self.max_samples:
                 self._samples = downsample(self._samples)
                 self._downsampled = True
@@ -215,10 +253,13 @@ class ResourceMonitor:
         summary = self.summary()
         with self._lock:
             samples = list(self._samples)
+            invocations = [dict(inv) for inv in self._invocations]
+        first = invocations[0].get("started_at") if invocations else None
         return {
             "interval_s": self.interval_s,
-            "gpu_ids": None if self.gpu_ids is None else list(self.gpu_ids),
-            "started_at": self._started_at,
+            "gpu_ids": None if self.gpu_ids is None else list(self.gpu_ids),  # this invocation's
+            "started_at": first if first is not None else self._started_at,
+            "invocations": invocations,
             "updated_at": round(time.time(), 3),
             "max_samples": self.max_samples,
             "downsampled": self._downsampled,

@@ -60,6 +60,15 @@ class Accumulator:
                 gpu["index"]
             )
 
+    def add_peaks(self, summary: dict[str, Any]) -> None:
+        """Fold in an earlier summary's exact peaks (its merged samples hold window means)."""
+        self.cpu.peak = _max2(self.cpu.peak, summary.get("cpu_pct_peak"))
+        self.ram.peak = _max2(self.ram.peak, summary.get("ram_used_mb_peak"))
+        for gpu in summary.get("gpus") or ():
+            util, mem = self.gpus.setdefault(gpu["index"], (_Stat(), _Stat()))
+            util.peak = _max2(util.peak, gpu.get("util_pct_peak"))
+            mem.peak = _max2(mem.peak, gpu.get("mem_used_mb_peak"))
+
     def result(self) -> dict[str, Any]:
         """The summary dict (see :func:`summarize_usage`)."""
         span = None if self.first_t is None or self.last_t is None else self.last_t - self.first_t
@@ -81,6 +90,38 @@ class Accumulator:
                 for index, (util, mem) in sorted(self.gpus.items())
             ],
         }
+
+
+def earlier_usage(data: Any) -> dict[str, Any] | None:
+    """An earlier invocation's resource_usage.json, when it has samples to append to.
+
+    Its ``invocations`` (a file written before they were recorded counts as one).
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("samples"), list):
+        return None
+    samples = [s for s in data["samples"] if isinstance(s, dict) and "t" in s]
+    invocations = data.get("invocations")
+    if not isinstance(invocations, list):
+        invocations = [
+            {
+                "started_at": data.get("started_at"),
+                "gpu_ids": data.get("gpu_ids"),
+                "samples": len(samples),
+                "first_t": samples[0]["t"] if samples else None,
+                "last_t": samples[-1]["t"] if samples else None,
+            }
+        ]
+    return {**data, "samples": samples, "invocations": invocations}
+
+
+def sampled_seconds(invocations: Sequence[dict[str, Any]]) -> float:
+    """Seconds sampled over every invocation: the gaps between them (a crash, a night) left out."""
+    spans = [
+        inv["last_t"] - inv["first_t"]
+        for inv in invocations
+        if inv.get("first_t") is not None and inv.get("last_t") is not None
+    ]
+    return round(sum(spans), 1)
 
 
 def summarize_usage(samples: Sequence[Sample]) -> dict[str, Any]:

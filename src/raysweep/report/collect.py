@@ -78,8 +78,8 @@ def collect(
 
 
 def collect_spec_trials(spec: SweepSpec, run: RunDir, trials: list[Any]) -> SweepResult:
-    """:func:`collect` of ``trials`` with the spec's objective and the run's event logs."""
-    return collect(
+    """:func:`collect` of ``trials`` with the spec's objective, ranking and the run's event logs."""
+    result = collect(
         trials,
         spec.name,
         spec.metric,
@@ -90,6 +90,8 @@ def collect_spec_trials(spec: SweepSpec, run: RunDir, trials: list[Any]) -> Swee
         max_iterations=spec.iteration_budget,
         objectives=spec.objective_pairs,
     )
+    result.rank_by = spec.ranking
+    return result
 
 
 def _record(

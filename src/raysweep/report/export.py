@@ -7,18 +7,26 @@ import io
 import json
 from typing import Any
 
+from raysweep.report.ranking import DEFAULT_RANK_BY
 from raysweep.report.records import SweepResult, TrialRecord
 
 
 def best_config_json(result: SweepResult, trial: TrialRecord) -> dict[str, Any]:
-    """``{"trial_id", "metric", "mode", "value", "config"}`` for one trial."""
-    return {
+    """``{"trial_id", "metric", "mode", "value", "config"}`` for one trial.
+
+    ``value`` is the one that ranks it (report/ranking.py); a sweep ranked by
+    the ``last`` value says so in ``rank_by`` (absent: ``best``, as always).
+    """
+    data: dict[str, Any] = {
         "trial_id": trial.trial_id,
         "metric": result.metric,
         "mode": result.mode,
-        "value": trial.best_metric,
+        "value": result.value(trial),
         "config": trial.config,
     }
+    if result.rank_by != DEFAULT_RANK_BY:
+        data["rank_by"] = result.rank_by
+    return data
 
 
 def results_csv(result: SweepResult) -> str:

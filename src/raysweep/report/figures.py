@@ -80,10 +80,11 @@ def history_figure(
     trials = [t for t in result.trials if not by_time or epoch_ms(t.ended_at) is not None]
     if by_time:
         trials.sort(key=lambda t: (epoch_ms(t.ended_at) or 0.0, t.index))
-    if not any(t.best_metric is not None for t in trials):
+    values = [result.value(t) for t in trials]  # the value that ranks each trial
+    if not any(v is not None for v in values):
         return None
     x = np.array([epoch_ms(t.ended_at) if by_time else t.index for t in trials], dtype="f8")
-    y = np.array([np.nan if t.best_metric is None else t.best_metric for t in trials], dtype="f8")
+    y = np.array([np.nan if v is None else v for v in values], dtype="f8")
     fig = go.Figure()
     for status in ("completed", "stopped"):
         keep = np.array([t.status == status for t in trials]) & ~np.isnan(y)

@@ -22,22 +22,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from raysweep.report.ranking import rank_trials
 from raysweep.report.records import SweepResult, TrialRecord
 
 
 def legacy_ranking(result: SweepResult) -> list[TrialRecord]:
-    """Trials with the metric: those that ran every fold first, each group best first."""
-    metric, sign = result.metric, (1.0 if result.mode == "min" else -1.0)
-    scored = [
-        t
-        for t in result.trials
-        if t.status in ("completed", "stopped") and isinstance(t.last.get(metric), int | float)
-    ]
+    """Trials with the metric: those that ran every fold first, each group best first.
+
+    Within each group, the order is the one ranking rule's by the last value
+    (report/ranking.py), whatever the sweep's ``rank_by``.
+    """
+    finished = [t for t in result.trials if t.status in ("completed", "stopped")]
+    scored = rank_trials(finished, result.metric, result.mode, "last")
     longest = max((t.iterations for t in scored), default=0)
-    return sorted(
-        scored,
-        key=lambda t: (t.iterations < longest, sign * float(t.last[metric]), t.index),
-    )
+    return sorted(scored, key=lambda t: t.iterations < longest)  # stable: keeps the rank
 
 
 def legacy_export(

@@ -6,6 +6,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from raysweep.report.ranking import DEFAULT_RANK_BY, rank_trials, rank_value
+
 TrialStatus = Literal["completed", "stopped", "errored", "running", "pending"]
 
 
@@ -44,9 +46,12 @@ class SweepResult:
     mode: str
     trials: list[TrialRecord]
     wall_time_s: float | None = None
+    rank_by: str = DEFAULT_RANK_BY  # the spec's ranking rule (report/ranking.py)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"name": self.name, "metric": self.metric, "mode": self.mode}
+        if self.rank_by != DEFAULT_RANK_BY:  # results.json of "best" sweeps as it always was
+            data["rank_by"] = self.rank_by
         if self.wall_time_s is not None:  # the driver's wall time, for the reports
             data["wall_time_s"] = round(self.wall_time_s, 3)
         data["trials"] = [t.to_json() for t in self.trials]
@@ -62,6 +67,7 @@ class SweepResult:
             mode=data["mode"],
             trials=[TrialRecord(**t) for t in data["trials"]],
             wall_time_s=None if wall is None else float(wall),
+            rank_by=str(data.get("rank_by", DEFAULT_RANK_BY)),
         )
 
     def counts(self) -> dict[str, int]:
@@ -72,10 +78,12 @@ class SweepResult:
         return out
 
     def ranked(self) -> list[TrialRecord]:
-        """Trials with a metric, best first (ties by index)."""
-        scored = [t for t in self.trials if t.best_metric is not None and t.status != "errored"]
-        sign = 1.0 if self.mode == "min" else -1.0
-        return sorted(scored, key=lambda t: (sign * float(t.best_metric or 0.0), t.index))
+        """Trials with a metric, best first by the sweep's ``rank_by`` (ties by index)."""
+        return rank_trials(self.trials, self.metric, self.mode, self.rank_by)
+
+    def value(self, trial: TrialRecord) -> float | None:
+        """The value that ranks ``trial``: its last or its best metric (``rank_by``)."""
+        return rank_value(trial, self.metric, self.rank_by)
 
     def best(self) -> TrialRecord | None:
         """The best trial, or None when no trial reported the metric."""

@@ -149,8 +149,8 @@ def export_trials(spec: SweepSpec, result: SweepResult, curves: Curves) -> list[
 
 def scored_study(spec: SweepSpec, result: SweepResult) -> optuna.Study | None:
     """An in-memory study of the trials that reported the metric (completed or stopped
-    early), each COMPLETE with its best value: what the report's importance and plots
-    read. None when no parameter is sampled or no trial has a value."""
+    early), each COMPLETE with the value that ranks it (``rank_by``): what the report's
+    importance and plots read. None when no parameter is sampled or no trial has a value."""
     dists = distributions(spec, result)
     scored = [t for t in result.ranked() if set(dists) & set(t.config)]
     if not dists or not scored:
@@ -160,6 +160,6 @@ def scored_study(spec: SweepSpec, result: SweepResult) -> optuna.Study | None:
     by_index = sorted(scored, key=lambda t: (t.index, t.trial_id))
     complete = TrialState.COMPLETE
     study.add_trials(
-        [frozen_trial(t, complete, t.best_metric, dists, attrs=False) for t in by_index]
+        [frozen_trial(t, complete, result.value(t), dists, attrs=False) for t in by_index]
     )
     return study

@@ -12,6 +12,7 @@ from html import escape
 from typing import Any
 
 from raysweep.report.inputs import ReportInputs, invocation
+from raysweep.report.ranking import ranked_by_note
 from raysweep.report.records import TrialRecord
 from raysweep.report.study import final_value
 
@@ -78,9 +79,9 @@ def summary_table(inputs: ReportInputs) -> str:
         pairs.append(
             (
                 "Best",
-                f"<b>{_num(best.best_metric)}</b> trial {escape(best.trial_id)} "
+                f"<b>{_num(result.value(best))}</b> trial {escape(best.trial_id)} "
                 f"(#{best.index}, {escape(best.status)}, {best.iterations} iterations, "
-                f"seed {best.seed})",
+                f"seed {best.seed}){ranked_by_note(result.rank_by)}",
             )
         )
         config = json.dumps(best.config, indent=2, sort_keys=True, default=str)
@@ -92,6 +93,7 @@ def top_table(inputs: ReportInputs, k: int = TOP_K) -> str:
     """The k best trials with their configs; a click on a heading sorts by that column."""
     result = inputs.result
     ranked = result.ranked()[:k]
+    rule = "last value" if result.rank_by == "last" else "best value"
     if not ranked:
         return "<p>No trial reported the metric.</p>"
     keys = sorted({key for t in ranked for key in t.config})
@@ -111,7 +113,7 @@ def top_table(inputs: ReportInputs, k: int = TOP_K) -> str:
         ]
         row += [_cell(t.config[key]) if key in t.config else "" for key in keys]
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>")
-    caption = f"Top {len(ranked)} of {len(result.ranked())} trials with a value"
+    caption = f"Top {len(ranked)} of {len(result.ranked())} trials with a value, by their {rule}"
     return (
         f'<table class="sortable"><caption>{escape(caption)} (click a heading to sort)</caption>'
         f"<thead><tr>{cells}</tr></thead><tbody>{''.join(body)}</tbody></table>"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from raysweep.report.ranking import ranked_by_note
 from raysweep.report.records import SweepResult
 
 
@@ -25,8 +26,8 @@ def format_summary(result: SweepResult, top: int = 5) -> str:
         lines.append("Best: none (no trial reported the metric)")
     else:
         lines.append(
-            f"Best: trial {best.trial_id} (#{best.index}) {result.metric}={best.best_metric:.6g} "
-            f"after {best.iterations} iterations, seed {best.seed}"
+            f"Best: trial {best.trial_id} (#{best.index}) {result.metric}={result.value(best):.6g} "
+            f"after {best.iterations} iterations, seed {best.seed}{ranked_by_note(result.rank_by)}"
         )
         lines.append("Best config: " + json.dumps(best.config, sort_keys=True, default=str))
     ranked = result.ranked()[:top]
@@ -38,7 +39,7 @@ def format_summary(result: SweepResult, top: int = 5) -> str:
         )
         for rank, t in enumerate(ranked, 1):
             lines.append(
-                f"  {rank:>4}  {t.trial_id:<16} {t.index:>4}  {t.best_metric:>12.6g}  "
+                f"  {rank:>4}  {t.trial_id:<16} {t.index:>4}  {result.value(t):>12.6g}  "
                 f"{t.iterations:>5}  {t.status}"
             )
     errored = [t for t in result.trials if t.status == "errored"]

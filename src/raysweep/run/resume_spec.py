@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from raysweep.config.load import spec_to_json
+from raysweep.config.load import parse_spec, spec_to_json
 from raysweep.config.schema import SweepSpec
 from raysweep.errors import ConfigError, ResumeError
 from raysweep.rundir import RunDir
@@ -60,10 +60,13 @@ def resumed_spec(
 
     ``config`` (``sweep run --config F --resume``) must resolve to spec.json except
     for run-time fields and, when ``--num-samples`` is given, search.num_samples.
+    spec.json is compared as loading it today resolves it: one written before
+    library aliases were resolved (``num_leaf``) is the same sweep as a config that
+    resolves to ``num_leaves``. The resume still runs spec.json as recorded.
     """
     if config is not None:
         ignore = RUNTIME_FIELDS + (("search.num_samples",) if num_samples is not None else ())
-        changes = spec_changes(stored, config, ignore)
+        changes = spec_changes(_as_loaded_today(stored), config, ignore)
         if changes:
             raise ResumeError(
                 f"cannot resume {run}: the config differs from the run's spec.json in "
@@ -85,3 +88,11 @@ def resumed_spec(
     if max_concurrent is not None and max_concurrent != old_mc:
         data["search"]["max_concurrent"] = max_concurrent
     return SweepSpec.model_validate(data)
+
+
+def _as_loaded_today(stored: SweepSpec) -> SweepSpec:
+    """``stored`` through today's loading (library aliases resolved); as is if that fails."""
+    try:
+        return parse_spec(spec_to_json(stored), source="spec.json")
+    except ConfigError:
+        return stored  # the comparison then names what differs

@@ -143,6 +143,11 @@ def hyperopt_space(space: Mapping[str, Any], domains: Mapping[str, Any]) -> dict
     return {name: expression(name, "") for name in sampled if name not in conds}
 
 
+def point_conditions(native: Any) -> Conditions | None:
+    """The conditions warm-start points must follow in a searcher built on ``native``."""
+    return native.conds if isinstance(native, DefineByRun) else None
+
+
 def native_space(algorithm: str, space: Mapping[str, Any], domains: Mapping[str, Any]) -> Any:
     """The searcher's own form of a conditional space (None for random search)."""
     if algorithm == "optuna":

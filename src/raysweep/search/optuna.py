@@ -11,6 +11,7 @@ from ray.tune.search import Searcher
 from ray.tune.search.optuna import OptunaSearch
 
 from raysweep.config.schema import OptunaOptions
+from raysweep.search.conditional import point_conditions
 from raysweep.search.points import complete_points
 
 ITERATION = "training_iteration"
@@ -117,5 +118,7 @@ def make_optuna(
         mode=mode,
         sampler=sampler,
         full_length=full_length,
-        points_to_evaluate=complete_points(points, space, seed) if points else None,
+        points_to_evaluate=(
+            complete_points(points, space, seed, point_conditions(native_space)) if points else None
+        ),
     )

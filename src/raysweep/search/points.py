@@ -8,7 +8,14 @@ is said in notes that the run's log shows. The data changed since those configs
 were scored, so they are evaluated again: the searchers get them as starting
 points (Ray Tune's ``points_to_evaluate`` for Optuna and HyperOpt, the first
 suggestions of raysweep's random search), and they take the first trial indices.
-Grid search skips them: it evaluates every grid point anyway.
+Grid search skips them: it evaluates every grid point anyway. So does HyperOpt
+over a conditional space: its nested choices take no flat starting points (Ray's
+HyperOptSearch maps points onto a flat space only), and the run says so instead
+of announcing points it would not evaluate.
+
+In a conditional space (config/conditions.py) a point keeps only the parameters
+that exist under its own choices, and :func:`complete_points` draws only the
+missing parameters that are active in it.
 
 Pure Python: the orchestrator checks the file before anything is written, and
 ``sweep validate`` or a dry run never imports Ray for it.
@@ -23,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from raysweep.config.conditions import Conditions, conditions, is_active
 from raysweep.config.schema import SweepSpec, is_sampled
 from raysweep.config.space import (
     ChoiceParam,
@@ -112,6 +120,12 @@ def select_points(
     """
     if spec.search.algorithm == "grid":
         return (), ["warm start skipped: grid search evaluates every grid point anyway"]
+    conds = conditions(spec.space)
+    if conds and spec.search.algorithm == "hyperopt":
+        return (), [
+            "warm start skipped: HyperOpt's nested choices for a conditional space take no "
+            "starting points; use search.algorithm optuna or random to evaluate them first"
+        ]
     sampled = {
         name: param
         for name, param in spec.space.items()
@@ -138,6 +152,13 @@ def select_points(
                 notes.append(f"configuration {number}: {name!r} dropped ({why})")
                 continue
             point[name] = allowed
+        for name in [n for n in point if _inactive(n, point, conds)]:
+            parent, _ = conds[name]
+            notes.append(
+                f"configuration {number}: {name!r} dropped (inactive when {parent} is "
+                f"{json.dumps(point[parent])})"
+            )
+            del point[name]
         if not point:
             notes.append(f"configuration {number} dropped: no parameter of the space left")
         elif point in points:
@@ -154,6 +175,18 @@ def select_points(
 
 
 _REFUSED = object()
+
+
+def _inactive(name: str, point: Mapping[str, Any], conds: Conditions) -> bool:
+    """Whether the point's own choices rule ``name`` out (not when a parent is still to draw)."""
+    while name in conds:
+        parent, values = conds[name]
+        if parent not in point:
+            return False
+        if not any(_same(point[parent], v) for v in values):
+            return True
+        name = parent
+    return False
 
 
 def allowed_value(param: Any, value: Any) -> tuple[Any, str]:
@@ -189,23 +222,40 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def complete_points(
-    points: Sequence[Mapping[str, Any]], domains: Mapping[str, Any], seed: int
+    points: Sequence[Mapping[str, Any]],
+    domains: Mapping[str, Any],
+    seed: int,
+    conds: Conditions | None = None,
 ) -> list[Point]:
     """Points with every parameter of ``domains``: a missing one is drawn with ``seed``.
 
     Optuna and HyperOpt take only whole points; ``domains`` are Ray Tune domains
-    (``.sample(random_state=...)``).
+    (``.sample(random_state=...)``). ``conds``: a conditional space's conditions;
+    then a point holds only the parameters active in it (parents are settled
+    first), and only those are drawn.
     """
     import numpy as np
 
+    conds = conds or {}
+    order = sorted(domains, key=lambda name: _depth(name, conds))  # stable: parents first
     random_state = np.random.RandomState(seed % 2**32)
     completed = []
     for point in points:
-        full = {}
-        for name, domain in domains.items():
-            full[name] = point[name] if name in point else _sample(domain, random_state)
-        completed.append(full)
+        full: Point = {}
+        for name in order:
+            if name in conds and not is_active(name, full, conds):
+                continue
+            full[name] = point[name] if name in point else _sample(domains[name], random_state)
+        completed.append({name: full[name] for name in domains if name in full})
     return completed
+
+
+def _depth(name: str, conds: Conditions) -> int:
+    """How many conditions lie above ``name`` (0: unconditional)."""
+    depth = 0
+    while name in conds and depth <= len(conds):  # the schema refuses cycles
+        name, depth = conds[name][0], depth + 1
+    return depth
 
 
 def _sample(domain: Any, random_state: Any) -> Any:

@@ -10,7 +10,11 @@ experiment whose searcher starts where the previous one stopped:
 2. when that file is missing, by replaying the previous trials: a
    VariantSearcher fast-forwards past ``start_index`` suggestions, a
    model-based searcher gets every previous trial through
-   ``Searcher.add_evaluated_point``.
+   ``Searcher.add_evaluated_point``;
+3. when the searcher cannot be told earlier trials (Ray's HyperOptSearch has no
+   ``add_evaluated_point``; OptunaSearch refuses it for a define-by-run space, which
+   a conditional space is), it starts afresh and a warning says so: it learns only
+   from the new trials and may suggest configurations already evaluated.
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ log = logging.getLogger(__name__)
 def continue_searcher(inner: Searcher, spec: SweepSpec, previous: Path, start_index: int) -> str:
     """Bring ``inner`` (freshly built from ``spec``) to where ``previous`` left off.
 
-    Returns how it was done: ``"restored"``, ``"fast-forwarded"`` or ``"replayed N trials"``.
+    Returns how it was done: ``"restored"``, ``"fast-forwarded"``, ``"replayed N trials"``
+    or ``"started afresh (...)"``.
     """
     if list(previous.glob(Searcher.CKPT_FILE_TMPL.format("*"))):
         inner.restore_from_dir(str(previous))  # VariantSearcher keeps its new num_samples
@@ -40,10 +45,26 @@ def continue_searcher(inner: Searcher, spec: SweepSpec, previous: Path, start_in
     if isinstance(inner, VariantSearcher):
         inner.emitted = start_index
         return "fast-forwarded"
+    points = _previous_points(spec, previous)
     replayed = 0
-    for config, value, error in _previous_points(spec, previous):
-        inner.add_evaluated_point(config, value, error=error)
-        replayed += 1
+    try:
+        for config, value, error in points:
+            inner.add_evaluated_point(config, value, error=error)
+            replayed += 1
+    except (NotImplementedError, TypeError) as exc:  # raised before anything was told
+        why = str(exc).split(". ")[0] or type(exc).__name__
+        how = (
+            f"started afresh ({type(inner).__name__} cannot be told the {len(points)} earlier "
+            f"trials: {why})"
+        )
+        log.warning(
+            "%s/ holds no saved searcher state (%s): the extension's searcher %s, so it "
+            "may suggest configurations already evaluated",
+            previous.name,
+            Searcher.CKPT_FILE_TMPL.format("*"),
+            how,
+        )
+        return how
     return f"replayed {replayed} trials"
 
 
