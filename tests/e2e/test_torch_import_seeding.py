@@ -50,8 +50,9 @@ def run_twice(sweeps: Sweeps, tmp_path: Path, data: dict[str, Any], *gpus: str) 
     runs = []
     for storage in ("first", "second"):
         code, output = sweeps.run(
-            "run", "--config", str(config), "--storage", str(tmp_path / storage), *gpus
-        )
+            "run", "--config", str(config), "--storage", str(tmp_path / storage),
+            "--no-dashboard", *gpus,
+        )  # fmt: skip
         assert code == 0, output[-4000:]
         runs.append(tmp_path / storage / data["name"])
     return runs
@@ -118,5 +119,6 @@ def test_torch_imported_inside_the_function_repeats_on_a_gpu_with_mixed_precisio
     }
     runs = run_twice(sweeps, tmp_path, data, "--gpus", "0")
     check_same_sweep(sweeps, runs, 4)
-    for record in metrics_by_index(runs[0]).values():  # the guard capped torch on import
-        assert record["last"]["memory_fraction"] == pytest.approx(0.25 * GPU_MEMORY_HEADROOM)
+    if hasattr(torch.cuda, "get_per_process_memory_fraction"):  # torch >= 2.8 reads the cap
+        for record in metrics_by_index(runs[0]).values():  # the guard capped torch on import
+            assert record["last"]["memory_fraction"] == pytest.approx(0.25 * GPU_MEMORY_HEADROOM)

@@ -49,11 +49,11 @@ def fit(config: dict[str, Any]) -> None:
         loss.backward()
         optimizer.step()
         metrics = {
-            "loss": float(loss),
+            "loss": loss.item(),
             "step": step,
             "seeded": float(torch.initial_seed() == raysweep.trial_seed()),
             "deterministic": float(torch.are_deterministic_algorithms_enabled()),
         }
-        if device.type == "cuda":
+        if device.type == "cuda" and hasattr(torch.cuda, "get_per_process_memory_fraction"):
             metrics["memory_fraction"] = torch.cuda.get_per_process_memory_fraction(device)
         tune.report(metrics)

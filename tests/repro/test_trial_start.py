@@ -15,8 +15,8 @@ import sys
 import numpy as np
 import pytest
 
+import raysweep
 from raysweep.repro.determinism import DETERMINISM_ENV
-from raysweep.repro.seeds import dataloader_kwargs
 
 START = (
     "import json, os, sys\n"
@@ -134,7 +134,7 @@ def loader_draws(seed: int) -> list[list[float]]:
 
     loader = DataLoader(
         Draws(), batch_size=1, shuffle=True, num_workers=2, multiprocessing_context="fork",
-        **dataloader_kwargs(seed),
+        **raysweep.dataloader_kwargs(seed),
     )  # fmt: skip
     return [[float(v) for v in batch] for batch in loader]
 
