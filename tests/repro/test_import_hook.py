@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.machinery
+import importlib.util
 import re
 import sys
 import threading
@@ -49,6 +50,16 @@ def test_action_runs_once_after_the_module_executed(fresh_module: str) -> None:
     assert seen == [module]
     assert isinstance(module.__loader__, importlib.machinery.SourceFileLoader)
     assert module.__spec__ is not None and module.__spec__.loader is module.__loader__
+
+
+def test_a_spec_found_but_not_loaded_answers_like_the_real_one(fresh_module: str) -> None:
+    """``importlib.util.find_spec`` inside the block: the spec's loader still answers."""
+    with when_imported(fresh_module, lambda module: None):
+        spec = importlib.util.find_spec(fresh_module)
+        assert spec is not None and spec.loader is not None
+        assert spec.loader.get_filename(fresh_module).endswith(f"{fresh_module}.py")  # type: ignore[attr-defined]
+        assert spec.loader.is_package(fresh_module) is False  # type: ignore[attr-defined]
+    assert fresh_module not in sys.modules
 
 
 def test_a_block_without_the_import_leaves_nothing_behind(fresh_module: str) -> None:

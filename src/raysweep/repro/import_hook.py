@@ -139,6 +139,9 @@ class _ThenAct(importlib.abc.Loader):
     def __init__(self, loader: Any, name: str) -> None:
         self.loader, self.name = loader, name
 
+    def __getattr__(self, attr: str) -> Any:  # get_filename, is_package, get_resource_reader...
+        return getattr(self.loader, attr)
+
     def create_module(self, spec: ModuleSpec) -> ModuleType | None:
         return self.loader.create_module(spec)
 
