@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from raysweep.api import RunOptions, rerun_trial, resume_sweep, run_sweep
     from raysweep.config.schema import SweepSpec
     from raysweep.report.records import SweepResult, TrialRecord
+    from raysweep.repro.seeds import dataloader_kwargs
     from raysweep.rundir import RunDir
     from raysweep.trainables.context import trial_context, trial_seed
 
@@ -23,6 +24,7 @@ __all__ = [
     "SweepSpec",
     "TrialRecord",
     "__version__",
+    "dataloader_kwargs",
     "rerun_trial",
     "resume_sweep",
     "run_sweep",
@@ -39,6 +41,7 @@ _WHERE = {
     "SweepSpec": "raysweep.config.schema",
     "SweepResult": "raysweep.report.records",
     "TrialRecord": "raysweep.report.records",
+    "dataloader_kwargs": "raysweep.repro.seeds",
     "RunDir": "raysweep.rundir",
     "trial_context": "raysweep.trainables.context",
     "trial_seed": "raysweep.trainables.context",

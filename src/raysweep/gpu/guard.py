@@ -1,9 +1,10 @@
 """Memory guard: cap a torch trial's CUDA memory at its share of the card.
 
 Ray's fractional GPUs are a scheduling count only; nothing stops a trial given
-0.25 of a GPU from allocating all of it. For a trial whose process has imported
-torch, raysweep caps torch's caching allocator at ``GPU_MEMORY_HEADROOM`` of the
-trial's share (``torch.cuda.set_per_process_memory_fraction``), so a trial that
+0.25 of a GPU from allocating all of it. For a trial that uses torch, raysweep
+caps torch's caching allocator at ``GPU_MEMORY_HEADROOM`` of the trial's share
+(``torch.cuda.set_per_process_memory_fraction``) at the trial's start, or the
+moment the trial imports torch (``raysweep.repro.trial_start``), so a trial that
 outgrows its share fails alone with CUDA out-of-memory instead of starving its
 neighbours. The cap covers torch's allocations, not the CUDA context itself nor
 memory other libraries allocate (XGBoost, CatBoost, CuPy).

@@ -3,14 +3,15 @@
 ``DETERMINISM_ENV`` must reach a worker before CUDA initialises there: a local
 Ray's workers inherit it from the driver's environment, a cluster's get it
 through the job's ``runtime_env`` ``env_vars`` (driver/ray_session.py);
-``set_deterministic`` also sets it in-process as a fallback for workers that have
-not touched CUDA yet.
+``set_determinism_env`` also sets it in-process at every trial start, before
+the trial can import torch or touch CUDA.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from types import ModuleType
 from typing import Any
 
 DETERMINISM_ENV: dict[str, str] = {"CUBLAS_WORKSPACE_CONFIG": ":4096:8"}
@@ -20,24 +21,35 @@ def set_deterministic(enabled: bool, threads: int | None = None) -> None:
     """Switch torch's deterministic algorithms and cuDNN settings on or off.
 
     Also sets torch's intra-op thread count when ``threads`` is given. torch is
-    only touched when the process has already imported it (a torch trainable
-    has, by the time it is resolved), so GBM trials never pay for importing it;
-    the torch_mlp trainable calls this again after its own import.
+    only touched when the process has already imported it, so GBM trials never
+    pay for importing it; a trial switches a torch it imports later through
+    ``repro.trial_start``, and the torch_mlp trainable calls this after its own import.
+    """
+    set_determinism_env(enabled)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        switch_torch(torch, enabled, threads)
+
+
+def set_determinism_env(enabled: bool) -> None:
+    """Export ``DETERMINISM_ENV`` when ``enabled`` (a value the user set is kept).
+
+    cuBLAS reads ``CUBLAS_WORKSPACE_CONFIG`` when CUDA initialises: set it before.
     """
     if enabled:
         for key, value in DETERMINISM_ENV.items():
             os.environ.setdefault(key, value)
-    torch = sys.modules.get("torch")
-    if torch is None:
-        return
 
+
+def switch_torch(torch: ModuleType, enabled: bool, threads: int | None = None) -> None:
+    """torch's deterministic algorithms, cuDNN flags and (when given) intra-op threads."""
+    if threads is not None and threads < 1:
+        raise ValueError(f"threads must be >= 1 (got {threads})")
     torch.use_deterministic_algorithms(enabled, warn_only=False)
     torch.backends.cudnn.deterministic = enabled
     if enabled:
         torch.backends.cudnn.benchmark = False
     if threads is not None:
-        if threads < 1:
-            raise ValueError(f"threads must be >= 1 (got {threads})")
         torch.set_num_threads(threads)
 
 

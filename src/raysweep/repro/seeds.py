@@ -1,9 +1,12 @@
-"""Seeds: the per-trial seed rule and seeding every RNG in the process."""
+"""Seeds: the per-trial seed rule, seeding every RNG in the process, and DataLoader workers."""
 
 from __future__ import annotations
 
 import os
 import random
+import sys
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -26,14 +29,45 @@ def seed_everything(seed: int) -> None:
     """Seed Python ``random``, NumPy's global state, torch (CPU and every CUDA device).
 
     Also sets ``PYTHONHASHSEED`` for child processes. torch is only touched when
-    it is already imported, so non-torch trials do not pay for importing it.
+    it is already imported, so non-torch trials do not pay for importing it; a
+    trial seeds a torch it imports later through ``repro.trial_start``.
     """
     os.environ["PYTHONHASHSEED"] = str(seed)
     random.seed(seed)
     np.random.seed(seed)
-    import sys
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        seed_torch(torch, seed)
 
-    if "torch" in sys.modules:
-        import torch
 
-        torch.manual_seed(seed)  # also seeds every CUDA device
+def seed_torch(torch: ModuleType, seed: int) -> None:
+    """Seed torch's CPU generator and every CUDA device's (lazily, if CUDA is not up yet)."""
+    torch.manual_seed(seed)
+    torch.cuda.manual_seed_all(seed)
+
+
+def dataloader_kwargs(seed: int) -> dict[str, Any]:
+    """``generator`` and ``worker_init_fn`` for a ``torch.utils.data.DataLoader``.
+
+    ``DataLoader(dataset, shuffle=True, num_workers=4, **dataloader_kwargs(seed))``
+    shuffles in the same order and gives every worker process the same seeds on
+    every run: torch seeds worker *k* with a base drawn from ``generator`` plus
+    *k*, and :func:`seed_dataloader_worker` passes that seed on to Python's
+    ``random`` and NumPy in the worker (forked workers would otherwise all share
+    the parent's NumPy state, spawned ones would start from entropy).
+    """
+    import torch
+
+    return {
+        "generator": torch.Generator().manual_seed(seed),
+        "worker_init_fn": seed_dataloader_worker,
+    }
+
+
+def seed_dataloader_worker(worker_id: int) -> None:
+    """A DataLoader ``worker_init_fn``: seed ``random`` and NumPy from the worker's torch seed."""
+    import torch
+
+    worker_seed = torch.initial_seed() % 2**32  # base seed + worker_id, set by the DataLoader
+    random.seed(worker_seed)
+    np.random.seed(worker_seed)

@@ -22,6 +22,7 @@ import numpy as np
 from raysweep.errors import TrainableError
 from raysweep.gpu.guard import cap_torch_memory
 from raysweep.repro.determinism import set_deterministic
+from raysweep.repro.seeds import seed_everything
 from raysweep.trainables.builtins import (
     DATA_PARALLEL_ARG,
     Reporter,
@@ -153,8 +154,9 @@ def train_replica(replica: Replica, job: TrainingJob, report: Reporter) -> None:
 
     hp, ctx, parallel = job.hp, job.ctx, replica.world > 1
     device = torch.device(replica.device)
+    # A data-parallel replica is a process of its own that no trial start has seeded.
     set_deterministic(ctx.deterministic, threads=replica.threads)
-    torch.manual_seed(ctx.seed)
+    seed_everything(ctx.seed)
     shuffle = torch.Generator().manual_seed(ctx.seed)
     data = _Tensors(job.dataset, device)
     n_out = job.dataset.n_classes if job.dataset.task == "classification" else 1
@@ -264,7 +266,7 @@ def _device(ctx: TrialContext) -> str:
     if not ctx.gpu_ids:
         return "cpu"
     _check_cuda(ctx)
-    cap_torch_memory(ctx.gpu_fraction)  # torch is imported only now, after the wrapper's cap
+    cap_torch_memory(ctx.gpu_fraction)  # as the trial start did; also for fits outside a trial
     return "cuda:0"
 
 

@@ -50,8 +50,9 @@ def resolve_function(trainable: str) -> tuple[Callable[..., Any], bool]:
 def make_trainable(plan: TrialPlan) -> Callable[[dict[str, Any]], Any]:
     """A Ray Tune function trainable that reseeds and pins devices at every trial start.
 
-    A trial on a fraction of a GPU whose trainable imported torch has torch's
-    allocator capped at its share (``raysweep.gpu.guard``).
+    torch is seeded, switched and, on a fraction of a GPU, has its allocator capped
+    at the trial's share (``raysweep.gpu.guard``) whenever the trial imports it:
+    before the trial starts or during it (``raysweep.repro.trial_start``).
 
     Actors are reused between trials, so everything a trial sets is set again by
     the next one: RNG states, determinism switches and the trial context.
@@ -75,8 +76,8 @@ def make_trainable(plan: TrialPlan) -> Callable[[dict[str, Any]], Any]:
 
 def _run_trial(plan: TrialPlan, config: dict[str, Any]) -> Any:
     """Seed, pin devices and call the trainable for one trial (see ``make_trainable``)."""
-    from raysweep.repro.determinism import set_deterministic
-    from raysweep.repro.seeds import seed_everything, trial_seed_for
+    from raysweep.repro.seeds import trial_seed_for
+    from raysweep.repro.trial_start import TrialStart, started_trial
 
     params = dict(config)
     index = int(params.pop(INDEX_KEY, 0))
@@ -87,12 +88,6 @@ def _run_trial(plan: TrialPlan, config: dict[str, Any]) -> Any:
 
         apply_client_limits(plan.gpu_fraction, gpu_ids)  # MPS clients: before CUDA initialises
     func, builtin = resolve_function(plan.trainable)  # imports torch if the trainable does
-    if gpu_ids:
-        from raysweep.gpu.guard import cap_torch_memory
-
-        cap_torch_memory(plan.gpu_fraction)  # before the trial allocates anything
-    seed_everything(seed)
-    set_deterministic(plan.deterministic, threads=plan.cpus)
     ctx = TrialContext(
         index=index,
         seed=seed,
@@ -113,8 +108,11 @@ def _run_trial(plan: TrialPlan, config: dict[str, Any]) -> Any:
 
         start_torch_peak_writer(plan.memory_probe_path)
     set_trial_context(ctx)
+    # Seeds, switches and (on a GPU share) caps torch now, or when the trial imports it.
+    start = TrialStart(seed, plan.deterministic, plan.cpus, ctx.gpu_fraction)
     try:
-        outcome = func(params, ctx) if builtin else func(params)
+        with started_trial(start):
+            outcome = func(params, ctx) if builtin else func(params)
     finally:
         set_trial_context(None)
     _record_trial_info(plan.info_path, ctx, "returned")  # not stopped by the scheduler
