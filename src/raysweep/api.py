@@ -170,6 +170,9 @@ def run_sweep(
             print(_dry_run_text(spec, run, gpu_plan, warm), file=out)
             return 0
         driver = _local_driver() if spec.execution == "local" else _driver(out)
+        ray_options = options.ray_options()
+        if spec.execution != "local":  # a cluster is joined and checked before anything is written
+            ray_options = driver.preflight(spec, run, ray_options)
         try:
             run.create()
         except FileExistsError:  # another `sweep run` created it a moment ago
@@ -183,7 +186,7 @@ def run_sweep(
             return int(driver.drive_local(spec, run, local, out, owned))
         first = Phase("fit", Part(TUNE_DIR, spec.total_trials, 0))
         drive_options = driver.DriveOptions(
-            options.ray_options(),
+            ray_options,
             gpu_plan,
             options.gpus,
             record=spec,
@@ -248,7 +251,7 @@ def resume_sweep(
         if spec.search.num_samples != stored.search.num_samples:  # spec.json keeps max_concurrent
             record = resumed_spec(run, stored, None, spec.search.num_samples, None)
         drive_options = driver.DriveOptions(
-            options.ray_options(),
+            driver.preflight(spec, run, options.ray_options()),  # a cluster: joined and checked
             gpu_plan,
             options.gpus,
             record=record,
