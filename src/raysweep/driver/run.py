@@ -23,6 +23,7 @@ from raysweep.driver.experiments import load_trials
 from raysweep.driver.fit import run_tuner
 from raysweep.driver.gpu_probe import resolve_gpus_auto
 from raysweep.driver.lifecycle import drive_locked, start_run
+from raysweep.driver.lost_nodes import LostNodeCallback
 from raysweep.driver.notices import announce_dashboard, dashboard_warning, run_notices
 from raysweep.driver.phases import Phase
 from raysweep.driver.preflight import preflight_cluster
@@ -230,7 +231,7 @@ def _run_phase(
         run_dir=storage_path,
         storage_filesystem=storage_fs,
         driver_visible_devices=visible,
-        callbacks=(progress, StopCallback(stop)),
+        callbacks=(progress, StopCallback(stop), LostNodeCallback(run.events_path, log.stream)),
         cpu_fallback=options.gpu_plan.cpu_fallback,
         experiment=phase.part.dir,
         num_samples=phase.part.trials,
