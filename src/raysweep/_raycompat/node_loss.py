@@ -38,7 +38,9 @@ NODE_LOSS_TARGETS: tuple[Target, ...] = (
 _NODE_DIED = re.compile(r"its node has died\.?\s*Node Id: ([0-9a-f]+)", re.IGNORECASE)
 # An actor on a SIGKILLed node first fails as "temporarily unavailable" (its RPC
 # socket closed); the GCS declares the node dead after its health checks miss
-# (seconds, up to ~30 s). That long is waited for before calling it the user's failure.
+# (seconds, up to ~30 s). That long is waited for before calling it the user's failure;
+# on a cluster of several nodes, an actor reported unavailable on a node that stays
+# alive costs that wait once before it counts against max_failures.
 NODE_DEATH_GRACE_S = 60.0
 
 _losses: dict[str, str] = {}  # trial id -> id of the node it was lost with, until collected
@@ -65,11 +67,14 @@ def lost_node(exc: Any, grace_s: float = NODE_DEATH_GRACE_S) -> str | None:
     node = _actor_node(getattr(exc, "actor_id", None))
     if node is None:
         return None
-    deadline = time.monotonic() + (grace_s if isinstance(exc, ActorUnavailableError) else 0.0)
+    waits = isinstance(exc, ActorUnavailableError)
+    deadline = time.monotonic() + (grace_s if waits else 0.0)
     while True:
         if not _node_alive(node):
             return node
-        if time.monotonic() >= deadline:
+        # Not the actor's state: on a SIGKILLed node the GCS marks the actor DEAD
+        # before the node (seen on the loopback cluster), so only the node decides.
+        if time.monotonic() >= deadline or _single_node():
             return None
         time.sleep(0.5)
 
@@ -81,10 +86,10 @@ def _actor_node(actor_id: str | None) -> str | None:
     from ray._private import state
 
     try:
-        info = state.actors(actor_id)
+        info = state.actors(actor_id) or {}
     except Exception:  # the GCS did not answer: not known
         return None
-    node = (info or {}).get("Address", {}).get("NodeID")
+    node = info.get("Address", {}).get("NodeID")
     return str(node) if node else None
 
 
@@ -92,6 +97,13 @@ def _node_alive(node: str) -> bool:
     import ray
 
     return any(n.get("NodeID") == node and n.get("Alive") for n in ray.nodes())
+
+
+def _single_node() -> bool:
+    """A one-node Ray (a local run): losing its node would have lost the driver too."""
+    import ray
+
+    return len(ray.nodes()) < 2
 
 
 def take_loss(trial_id: str) -> str | None:
