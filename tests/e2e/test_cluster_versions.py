@@ -102,3 +102,11 @@ def test_a_cluster_on_another_ray_exits_2_naming_both_writing_nothing(
     assert "Traceback" not in output
     assert not storage.exists()
     assert not list(temp.rglob("session_*")), "the driver started a Ray of its own"
+    env["RAY_ADDRESS"] = other_cluster["address"]  # as a Ray Job or a user's shell sets it
+    by_env = subprocess.run(
+        [*SWEEP, "run", "--config", str(config), "--storage", str(storage)],
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert by_env.returncode == 2, by_env.stdout + by_env.stderr
+    assert f"runs Ray {OTHER_RAY}" in by_env.stderr and "Traceback" not in by_env.stderr
+    assert not storage.exists()

@@ -137,7 +137,16 @@ def check_import_on_nodes(trainable: str, shipment: Shipment) -> None:
         ).remote(trainable)
         for node in nodes
     ]
-    failed = [(n, missing, error) for n, missing, error in ray.get(refs, timeout=300) if error]
+    try:
+        answers = ray.get(refs, timeout=300)
+    except ray.exceptions.RayError as exc:  # e.g. raysweep itself missing on a node
+        first = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(
+            f"trainable {trainable!r}: the check that every node can import it failed: "
+            f"{first}. Every node needs raysweep and its dependencies installed "
+            "(docs/cluster.md, 'What travels'). Nothing was written."
+        ) from None
+    failed = [(n, missing, error) for n, missing, error in answers if error]
     if not failed:
         return
     node, missing, error = failed[0]
