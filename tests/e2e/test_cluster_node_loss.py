@@ -134,6 +134,7 @@ def test_a_lost_node_costs_no_trial(tmp_path: Path, cluster: LoopbackCluster) ->
     # The figure in benchmarks/BENCHMARKS.md ("A lost node"), printed with -s.
     event = next(e for e in run.read_events() if e.get("event") == "node_lost")
     rows = [json.loads(line) for line in (tune_dir / f"trial_{trial_id}" / "result.json").open()]
+    assert [r["training_iteration"] for r in rows] == list(range(1, STEPS + 1))  # each once
     again = next(r for r in rows if r["iterations_since_restore"] == 1 and r["resumed_from"])
     print(
         f"\nnode loss: noticed {event['t'] - killed_at:.1f} s after the kill; the trial's first "
