@@ -144,7 +144,7 @@ def run_sweep(
             print(_dry_run_text(spec, run, gpu_plan, warm), file=out)
             return 0
         engine = engine_for(spec)
-        engine.check_installed(out)  # e.g. the installed Ray (exit 2 before anything is written)
+        engine.prepare(spec, run, options.engine_options(), out)  # exit 2 writes nothing
         try:
             run.create()
         except FileExistsError:  # another `sweep run` created it a moment ago

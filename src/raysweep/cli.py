@@ -154,8 +154,9 @@ def _add_working_dir_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--working-dir",
         metavar="DIR",
-        help="with a cluster: ship DIR (data files, configs) to every node; files the config "
-        "names inside it are found there",
+        help="with a cluster: ship DIR (data files, configs, code) to every node, first on "
+        "its import path; files the config names inside it are found there (default: the "
+        "folder of a trainable module that is not installed, docs/cluster.md)",
     )
 
 

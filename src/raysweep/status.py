@@ -16,6 +16,7 @@ from typing import Any
 from raysweep.engines.registry import trial_sources
 from raysweep.errors import SweepError
 from raysweep.report.ranking import rank_trials, rank_value
+from raysweep.report.records import NODE_LOST_EVENT
 from raysweep.rundir import RunDir
 
 ERRORS_SHOWN = 5
@@ -61,6 +62,11 @@ def run_status(run: RunDir, now: datetime | None = None) -> dict[str, Any]:
         "source": source,
         "best": best,
         "errors": errors,
+        "node_losses": [
+            {k: e.get(k) for k in ("trial_id", "index", "node_id", "iterations")}
+            for e in run.read_events()
+            if e.get("event") == NODE_LOST_EVENT
+        ],
         "started_at": _started_at(state),
         "updated_at": state.get("updated_at"),
         "dashboard_url": state.get("dashboard_url"),
@@ -217,6 +223,11 @@ def format_status(info: dict[str, Any]) -> str:
         lines.append(f"errored: trial {error['trial_id']} (#{error['index']}): {error['error']}")
     if len(info["errors"]) > ERRORS_SHOWN:
         lines.append(f"  ... and {len(info['errors']) - ERRORS_SHOWN} more (sweep status --json)")
+    for loss in info.get("node_losses", []):
+        lines.append(
+            f"node lost: node {str(loss['node_id'])[:12]} died under trial {loss['trial_id']} "
+            f"(#{loss['index']}) after iteration {loss['iterations']}; retried from its checkpoint"
+        )
     if info["dashboard_url"] and status == "running":
         lines.append(f"dashboard: {info['dashboard_url']}")
     lines.append(f"updated: {info['updated_at']}")

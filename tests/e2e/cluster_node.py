@@ -1,7 +1,10 @@
 """A two-node Ray cluster on loopback for the cluster tests: ``python cluster_node.py PORT``.
 
-Prints one JSON line (address, dashboard URL, node ids) once both nodes are up,
-then holds the cluster until its stdin closes, and shuts down only its own nodes.
+Prints one JSON line (address, dashboard URL, node ids: the head's first) once
+both nodes are up, then holds the cluster until its stdin closes, and shuts down
+only its own nodes. A line ``kill-worker`` on stdin kills every process of the
+worker node (its raylet, agents and trial workers) with SIGKILL, as a preempted
+or out-of-memory machine goes, and answers with one JSON line.
 Each node's dashboard agent gets a free port of its own: another Ray on the
 machine (the test session's) holds Ray's default, and a head without a working
 agent answers every job submission with "No available agent".
@@ -9,9 +12,13 @@ agent answers every job submission with "No available agent".
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import socket
 import sys
+from typing import Any
 
 from ray.cluster_utils import Cluster
 
@@ -20,6 +27,25 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def _kill_node(node: Any) -> list[int]:
+    """SIGKILL every process of ``node``: its own ones and everything they started."""
+    import psutil
+
+    pids = {
+        info.process.pid
+        for infos in node.all_processes.values()
+        for info in infos
+        if info.process is not None
+    }
+    for pid in list(pids):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            pids.update(child.pid for child in psutil.Process(pid).children(recursive=True))
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return sorted(pids)
 
 
 def main() -> None:
@@ -35,24 +61,25 @@ def main() -> None:
             "dashboard_agent_listen_port": _free_port(),
         },
     )
-    cluster.add_node(
+    worker = cluster.add_node(
         num_cpus=1, node_ip_address="127.0.0.1", dashboard_agent_listen_port=_free_port()
     )
     cluster.wait_for_nodes()
-    import ray
-
-    ray.init(address=cluster.address, log_to_driver=False)
-    nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
-    url = ray.get_runtime_context().gcs_address
-    ray.shutdown()
+    # The node ids from the nodes themselves: a ray.init in this process, beside the
+    # head's own GCS client, was seen to hang in GcsClient.Connect on a loaded machine.
+    nodes = [cluster.head_node.node_id, worker.node_id]  # the head's first
     print(
         json.dumps(
-            {"address": cluster.address, "gcs": url, "dashboard_port": port, "nodes": nodes}
+            {"address": cluster.address, "gcs": cluster.address, "dashboard_port": port,
+             "nodes": nodes}
         ),
         flush=True,
-    )
+    )  # fmt: skip
     try:
-        sys.stdin.read()
+        for line in sys.stdin:
+            if line.strip() == "kill-worker":
+                killed = _kill_node(worker)
+                print(json.dumps({"killed": worker.node_id, "pids": killed}), flush=True)
     finally:
         cluster.shutdown()
 

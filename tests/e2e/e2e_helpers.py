@@ -193,3 +193,57 @@ def settle(outcomes: Mapping[Any, Outcome[Any]]) -> None:
     for outcome in outcomes.values():
         with contextlib.suppress(BaseException):
             outcome.result()
+
+
+class LoopbackCluster:
+    """A two-node Ray cluster on 127.0.0.1 (cluster_node.py, one CPU per node), run by
+    ``python`` (another Ray's interpreter for the version tests), in its own session.
+
+    :meth:`info` waits for both nodes: address, dashboard port and node ids (the
+    head's first); :meth:`kill_worker` SIGKILLs every process of the worker node;
+    :meth:`close` shuts the cluster down (SIGKILL when it does not go in a minute).
+    """
+
+    def __init__(self, python: str = sys.executable, env: Mapping[str, str] | None = None):
+        environment = {k: v for k, v in (env or os.environ).items() if k != "RAY_ADDRESS"}
+        environment["PYTHONPATH"] = str(REPO / "src")  # the nodes run this tree's raysweep
+        # a Ray Job's entrypoint (`sweep run`) is found on the nodes' PATH
+        environment["PATH"] = os.pathsep.join([str(Path(python).parent), environment["PATH"]])
+        environment.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        environment.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        self.proc = subprocess.Popen(
+            [python, str(Path(__file__).with_name("cluster_node.py")), str(free_port())],
+            cwd="/", env=environment, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            text=True, start_new_session=True,
+        )  # fmt: skip
+        self._info: dict[str, Any] | None = None
+
+    def _answer(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            self.close()
+            pytest.fail("the test cluster did not start (or stopped answering)")
+        return dict(json.loads(line))
+
+    def info(self) -> dict[str, Any]:
+        if self._info is None:
+            self._info = self._answer()
+        return self._info
+
+    def kill_worker(self) -> dict[str, Any]:
+        """SIGKILL the worker node's raylet, agents and workers; what was killed."""
+        assert self.proc.stdin is not None
+        self.info()
+        self.proc.stdin.write("kill-worker\n")
+        self.proc.stdin.flush()
+        return self._answer()
+
+    def close(self) -> None:
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            with contextlib.suppress(BrokenPipeError):
+                self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            kill_group(self.proc)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import textwrap
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e_helpers import LoopbackCluster
 
 from raysweep.rundir import RunDir
 
@@ -49,6 +49,10 @@ def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "PYTHONPATH")}
     env.update(RAY_USAGE_STATS_ENABLED="0", PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}")
     env.update(extra)
+    # this tree's raysweep first, then the user's code the test puts on the path
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(REPO / "src"), extra.get("PYTHONPATH")) if p
+    )
     return env
 
 
@@ -74,37 +78,20 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def cluster_process() -> Iterator[subprocess.Popen[str]]:
+def cluster_process() -> Iterator[LoopbackCluster]:
     """Two Ray nodes with one CPU each, on 127.0.0.1, dashboard (Jobs API) on a free port.
 
     Started before the first test, which needs no cluster and runs while it comes up.
     """
-    from raysweep.driver.ray_session import free_port
-
-    port = free_port("127.0.0.1", 8400)
-    proc = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("cluster_node.py")), str(port)],
-        cwd="/", env=_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        start_new_session=True,
-    )  # fmt: skip
-    assert proc.stdout is not None and proc.stdin is not None
-    yield proc
-    proc.stdin.close()
-    try:
-        proc.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+    cluster = LoopbackCluster()
+    yield cluster
+    cluster.close()
 
 
 @pytest.fixture(scope="module")
-def cluster(cluster_process: subprocess.Popen[str]) -> dict[str, Any]:
+def cluster(cluster_process: LoopbackCluster) -> dict[str, Any]:
     """The cluster's address, dashboard port and node ids, once both nodes are up."""
-    assert cluster_process.stdout is not None
-    line = cluster_process.stdout.readline()
-    if not line:
-        cluster_process.kill()
-        pytest.fail("the test cluster did not start")
-    return dict(json.loads(line))
+    return cluster_process.info()
 
 
 def _sweep(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -182,3 +169,66 @@ def test_ray_job_submit_runs_a_sweep(
     assert "succeeded" in output and "[4/4]" in output  # the job's log has the trial lines
     nodes = _check_run(RunDir(storage / "cluster"))
     assert nodes <= set(cluster["nodes"])
+
+
+SIBLING_TRAINABLE = textwrap.dedent(
+    """
+    from ray import tune
+    from features_sibling import shift  # a module beside this one, not installed
+
+    def fit(config):
+        for step in range(2):
+            tune.report({"loss": (config["x"] - shift()) ** 2})
+    """
+)
+
+
+@pytest.fixture()
+def sibling_project(tmp_path: Path) -> Path:
+    """A trainable module that imports a module beside it, and a sweep.json naming it."""
+    proj = tmp_path / "sibling"
+    proj.mkdir()
+    (proj / "train_sibling.py").write_text(SIBLING_TRAINABLE)
+    (proj / "features_sibling.py").write_text("def shift():\n    return 1.5\n")
+    config = {
+        "name": "sibling",
+        "trainable": "train_sibling:fit",
+        "metric": "loss",
+        "mode": "min",
+        "space": {"x": {"type": "uniform", "low": 0, "high": 4}},
+        "search": {"algorithm": "random", "num_samples": 4, "max_concurrent": 2},
+        "seed": 3,
+    }
+    (proj / "sweep.json").write_text(json.dumps(config))
+    return proj
+
+
+def test_a_trainable_importing_its_sibling_runs_on_a_cluster(
+    sibling_project: Path, tmp_path: Path, cluster: dict[str, Any]
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = _sweep(
+        elsewhere, "run", "--config", str(sibling_project / "sweep.json"),
+        "--address", cluster["address"], "--storage", str(tmp_path / "runs"),
+        PYTHONPATH=str(sibling_project),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    _check_run(RunDir(tmp_path / "runs" / "sibling"))  # every trial completed
+
+
+def test_a_sibling_that_cannot_travel_exits_2_naming_it(
+    sibling_project: Path, tmp_path: Path, cluster: dict[str, Any]
+) -> None:
+    data = tmp_path / "data"  # --working-dir names another folder: train_sibling.py goes alone
+    data.mkdir()
+    storage = tmp_path / "runs"
+    done = _sweep(
+        tmp_path, "run", "--config", str(sibling_project / "sweep.json"),
+        "--address", cluster["address"], "--storage", str(storage), "--working-dir", str(data),
+        PYTHONPATH=str(sibling_project),
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "No module named 'features_sibling'" in done.stderr
+    assert "--working-dir" in done.stderr and "Traceback" not in done.stderr
+    assert not storage.exists()

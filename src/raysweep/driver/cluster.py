@@ -31,7 +31,7 @@ def in_ray_job() -> bool:
 
 
 def _installed_roots() -> list[Path]:
-    roots = {sysconfig.get_paths()[k] for k in ("purelib", "platlib")}
+    roots = {sysconfig.get_paths()[k] for k in ("purelib", "platlib", "stdlib", "platstdlib")}
     roots.update(p for p in sys.path if p.endswith(("site-packages", "dist-packages")))
     return [Path(r).resolve() for r in roots if r]
 

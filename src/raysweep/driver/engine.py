@@ -27,6 +27,9 @@ class RayEngine:
 
     name = "ray"
 
+    def __init__(self) -> None:
+        self._ray: RayOptions | None = None  # settled by prepare(): a cluster joined, code shipped
+
     def check_options(self, spec: SweepSpec, options: EngineOptions) -> None:
         """Every flag has a meaning with Ray; an explicit ``--dashboard`` needs its extra."""
         if options.dashboard:
@@ -40,9 +43,13 @@ class RayEngine:
     def plan_lines(self, spec: SweepSpec) -> list[str]:
         return []
 
-    def check_installed(self, out: IO[str]) -> None:
-        """The installed Ray against the tested range and the declared targets."""
+    def prepare(self, spec: SweepSpec, run: RunDir, options: EngineOptions, out: IO[str]) -> None:
+        """The installed Ray against the tested range and the declared targets; on a
+        cluster, join it and check it can run ``spec`` (``driver.run.preflight``)."""
         check_installed_ray(out)
+        from raysweep.driver.run import preflight  # imports Ray: checked just now
+
+        self._ray = preflight(spec, run, ray_options(options))
 
     def run(
         self,
@@ -57,7 +64,7 @@ class RayEngine:
 
         first = Phase("fit", Part(TUNE_DIR, spec.total_trials, 0))
         drive_options = DriveOptions(
-            ray_options(options),
+            self._ray or ray_options(options),
             new.gpu_plan,
             options.gpus,
             record=spec,
@@ -98,13 +105,15 @@ class RayEngine:
             print(f"dry run: would resume {run}: {'; '.join(steps) or 'write outputs'}", file=out)
             return 0
         check_installed_ray(out)
-        from raysweep.driver.run import DriveOptions, drive
+        from raysweep.driver.run import DriveOptions, drive, preflight
+
+        ray = preflight(spec, run, ray_options(options))  # a cluster: joined and checked
 
         record = None
         if spec.search.num_samples != stored.search.num_samples:  # spec.json keeps max_concurrent
             record = resumed_spec(run, stored, None, spec.search.num_samples, None)
         drive_options = DriveOptions(
-            ray_options(options),
+            ray,
             gpu_plan,
             options.gpus,
             record=record,

@@ -10,6 +10,7 @@ from typing import Any
 from raysweep._raycompat.actor_env import plain_trial_actors
 from raysweep._raycompat.actor_reuse import keep_starting_actors
 from raysweep._raycompat.entry_warmer import EntryWarmer
+from raysweep._raycompat.node_loss import retry_lost_nodes
 from raysweep._raycompat.registry_cache import memoized_registry
 from raysweep._raycompat.snapshots import cheap_snapshots
 from raysweep._raycompat.trial_rows import TrialRowsLogger
@@ -45,7 +46,8 @@ def run_tuner(
 
     Ray Tune runs with raysweep's savings in its controller: trainable lookups
     memoized, trial actors started as plain workers on a local Ray, a starting
-    actor never killed for a cached one, and snapshots that cost what changed
+    actor never killed for a cached one, snapshots that cost what changed, and a
+    trial whose node died retried without using up ``max_failures``
     (``raysweep._raycompat``).
     """
     from ray import tune
@@ -81,5 +83,11 @@ def run_tuner(
             limit = spec.stop.max_iterations
             parts.tune_config.scheduler = RestoringScheduler(fresh, recorded, TIME_ATTR, limit)
         replace_restored_configs(tuner, parts.tune_config, callbacks)
-    with memoized_registry(), plain_trial_actors(), keep_starting_actors(), cheap_snapshots():
+    with (
+        memoized_registry(),
+        plain_trial_actors(),
+        keep_starting_actors(),
+        cheap_snapshots(),
+        retry_lost_nodes(),  # a trial whose node died continues elsewhere
+    ):
         return grid_trials(tuner.fit())

@@ -23,6 +23,7 @@ apply_ray_env_defaults()
 _QUIET_LOGGERS = ("ray.tune.execution.tune_controller", "ray.tune.tune")
 
 _started_here = False  # whether this process started the Ray it is connected to
+_joined: RayInfo | None = None  # the cluster joined ahead of the run (driver/preflight.py)
 
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -53,6 +54,7 @@ class RayOptions:
     # on a cluster only: the user's code and a directory that travel to every node
     py_modules: tuple[str, ...] = ()
     working_dir: str | None = None
+    excludes: tuple[str, ...] = ()  # left out of what travels (.gitignore syntax)
 
     def cluster_runtime_env(self) -> dict[str, Any] | None:
         """The job-level runtime environment when joining a cluster (None: nothing to add).
@@ -71,6 +73,8 @@ class RayOptions:
             env["py_modules"] = list(self.py_modules)
         if self.working_dir:
             env["working_dir"] = self.working_dir
+        if self.excludes and (self.working_dir or self.py_modules):
+            env["excludes"] = list(self.excludes)
         return env or None
 
 
@@ -105,7 +109,8 @@ def start_ray(options: RayOptions) -> RayInfo:
         logging.getLogger(name).setLevel(logging.CRITICAL)
     quiet_token_notice()
     if ray.is_initialized():
-        return RayInfo(dict(ray.cluster_resources()))
+        url = _joined.dashboard_url if _joined is not None else None
+        return RayInfo(dict(ray.cluster_resources()), url)
     kwargs: dict[str, Any] = {
         "log_to_driver": False,
         "logging_level": logging.WARNING,
@@ -146,6 +151,19 @@ def start_ray(options: RayOptions) -> RayInfo:
     if url and not str(url).startswith("http"):
         url = f"http://{url}"
     return RayInfo(dict(ray.cluster_resources()), url, started_here=not options.address)
+
+
+def join_cluster(options: RayOptions) -> RayInfo:
+    """Connect to the cluster at ``options.address`` ahead of the run.
+
+    ``start_ray`` then finds this connection and uses it, dashboard URL included.
+    Ray's own errors (a version mismatch: RuntimeError) pass through.
+    """
+    global _joined
+    if not options.address:
+        raise ValueError("join_cluster needs RayOptions.address")
+    _joined = start_ray(options)
+    return _joined
 
 
 def stop_ray() -> None:

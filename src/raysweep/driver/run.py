@@ -18,17 +18,14 @@ from typing import IO, Any
 from raysweep._raycompat.interrupt import StopCallback
 from raysweep._raycompat.repair import repair_snapshot
 from raysweep.config.schema import SweepSpec
-from raysweep.driver.cluster import (
-    check_paths_on_nodes,
-    data_paths,
-    in_ray_job,
-    user_code_path,
-)
+from raysweep.driver.cluster import check_paths_on_nodes, data_paths, in_ray_job
 from raysweep.driver.experiments import load_trials
 from raysweep.driver.fit import run_tuner
 from raysweep.driver.gpu_probe import resolve_gpus_auto
+from raysweep.driver.lost_nodes import LostNodeCallback
 from raysweep.driver.notices import announce_dashboard, dashboard_warning, run_notices
 from raysweep.driver.phases import Phase
+from raysweep.driver.preflight import preflight_cluster
 from raysweep.driver.progress import ProgressCallback
 from raysweep.driver.ray_session import (
     RayOptions,
@@ -37,6 +34,7 @@ from raysweep.driver.ray_session import (
     ray_session,
 )
 from raysweep.driver.scheduler_history import recorded_trials
+from raysweep.driver.shipping import Shipment, plan_shipment
 from raysweep.gpu.allocation import GPUPlan, gpu_env
 from raysweep.gpu.monitor import ResourceMonitor
 from raysweep.gpu.sharing import gpu_sharing
@@ -120,7 +118,7 @@ def _drive(
     # Ray starts even with no phase left: Ray's Trial objects need it to find files.
     # The sweep's MPS daemon (gpu_sharing) outlives Ray: started before its workers, stopped after.
     sharing = gpu_sharing(run, options.gpu_plan, log.print)
-    with sharing, ray_session(_ray_options(spec, options)) as ray:
+    with sharing, ray_session(_ray_options(spec, options.ray, options.gpu_plan.num_gpus)) as ray:
         stop.check()
         announce_dashboard(run, ray, log)
         if in_ray_job():  # Ray may remove the job's working directory under us
@@ -139,29 +137,48 @@ def _drive(
     return result
 
 
-def _ray_options(spec: SweepSpec, options: DriveOptions) -> RayOptions:
+def preflight(spec: SweepSpec, run: RunDir, ray: RayOptions) -> RayOptions:
+    """On a cluster, before anything is written: what travels, then join and check.
+
+    Returns ``ray`` with the code that travels (driver/shipping.py); raises a
+    ConfigError (exit 2) for a cluster on another Ray or Python, or a node that
+    cannot import the trainable (driver/preflight.py). The connection stays open.
+    """
+    if not ray.address:
+        return ray
+    if in_ray_job():  # the job's own runtime environment carries the code
+        shipment = Shipment(working_dir=ray.working_dir, in_job=True)
+    else:
+        storage = None if run.is_remote else run.path.parent
+        shipment = plan_shipment(spec.trainable, ray.working_dir, storage)
+        ray = replace(
+            ray,
+            working_dir=shipment.working_dir,
+            py_modules=shipment.py_modules,
+            excludes=shipment.excludes,
+        )
+    preflight_cluster(spec, _ray_options(spec, ray, None), shipment)
+    return ray
+
+
+def _ray_options(spec: SweepSpec, ray: RayOptions, num_gpus: int | None) -> RayOptions:
     """The Ray to start or join, with the determinism variables its workers need."""
-    ray = options.ray
     return RayOptions(
         address=ray.address,
-        num_gpus=None if ray.address else options.gpu_plan.num_gpus,
+        num_gpus=None if ray.address else num_gpus,
         include_dashboard=ray.include_dashboard,
         dashboard_host=ray.dashboard_host,
         dashboard_port=ray.dashboard_port,
         env_vars=dict(DETERMINISM_ENV) if spec.reproducibility.deterministic else {},
-        py_modules=_shipped_code(spec) if ray.address else (),
+        py_modules=ray.py_modules if ray.address else (),
         working_dir=ray.working_dir if ray.address else None,
+        excludes=ray.excludes if ray.address else (),
     )
 
 
 def _working_dir(options: DriveOptions) -> Path | None:
     shipped = options.ray.working_dir if options.ray.address else None
     return Path(shipped) if shipped else None
-
-
-def _shipped_code(spec: SweepSpec) -> tuple[str, ...]:
-    code = user_code_path(spec.trainable)
-    return (str(code),) if code is not None else ()
 
 
 def _run_phases(
@@ -220,7 +237,7 @@ def _run_phase(
         run_dir=storage_path,
         storage_filesystem=storage_fs,
         driver_visible_devices=visible,
-        callbacks=(progress, StopCallback(stop)),
+        callbacks=(progress, StopCallback(stop), LostNodeCallback(run.events_path, log.stream)),
         cpu_fallback=options.gpu_plan.cpu_fallback,
         experiment=phase.part.dir,
         num_samples=phase.part.trials,

@@ -61,8 +61,10 @@ class Engine(Protocol):
     def plan_lines(self, spec: SweepSpec) -> list[str]:
         """Lines ``sweep run --dry-run`` adds for this engine."""
 
-    def check_installed(self, out: IO[str]) -> None:
-        """Exit-2 error when what this engine runs on is unusable (before anything is written)."""
+    def prepare(self, spec: SweepSpec, run: RunDir, options: EngineOptions, out: IO[str]) -> None:
+        """Before ``run`` exists: exit-2 error when what this engine runs on is unusable
+        (the installed Ray, a cluster on another Ray, a node that cannot import the
+        trainable); what it settles here is kept for :meth:`run`."""
 
     def run(
         self,

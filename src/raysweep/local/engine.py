@@ -55,7 +55,7 @@ class LocalEngine:
     def plan_lines(self, spec: SweepSpec) -> list[str]:
         return ["execution: local (trials in this process, no Ray)"]
 
-    def check_installed(self, out: IO[str]) -> None:
+    def prepare(self, spec: SweepSpec, run: RunDir, options: EngineOptions, out: IO[str]) -> None:
         """Nothing to check up front: the GBM library is checked with the spec."""
 
     def run(

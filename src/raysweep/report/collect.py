@@ -8,7 +8,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from raysweep.report.pareto import mark_pareto
-from raysweep.report.records import SweepResult, TrialRecord, TrialStatus, clean_number
+from raysweep.report.records import (
+    NODE_LOST_EVENT,
+    SweepResult,
+    TrialRecord,
+    TrialStatus,
+    clean_number,
+)
 from raysweep.repro.seeds import trial_seed_for
 from raysweep.search.indexed import INDEX_KEY
 
@@ -69,6 +75,9 @@ def collect(
         _record(t, metric, mode, master_seed, latest.get(t.trial_id, {}), infos.get(t.trial_id, {}))
         for t in trials
     ]
+    losses = node_losses(events)
+    for record in records:
+        record.node_losses = losses.get(record.trial_id, [])
     for record in records:
         if record.status == "stopped" and max_iterations and record.iterations >= max_iterations:
             record.status = "completed"
@@ -177,10 +186,27 @@ def _merge_trial_info(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, 
     return infos
 
 
+def node_losses(events: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Per trial id, the nodes that died under it (trials.jsonl's ``node_lost`` events)."""
+    losses: dict[str, list[dict[str, Any]]] = {}
+    for event in events:
+        if event.get("event") == NODE_LOST_EVENT:
+            losses.setdefault(event["trial_id"], []).append(
+                {
+                    "node_id": event.get("node_id"),
+                    "iterations": event.get("iterations"),
+                    "at": _iso(event.get("t")),
+                }
+            )
+    return losses
+
+
 def _latest_events(events: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Latest start/end event per trial id from trials.jsonl records."""
     latest: dict[str, dict[str, Any]] = {}
     for event in events:
+        if event.get("event") == NODE_LOST_EVENT:
+            continue
         merged = latest.setdefault(event["trial_id"], {})
         if event.get("event") == "start":
             merged.setdefault("started", event.get("t"))

@@ -9,6 +9,8 @@ from typing import Any, Literal
 from raysweep.report.ranking import DEFAULT_RANK_BY, rank_trials, rank_value
 
 TrialStatus = Literal["completed", "stopped", "errored", "running", "pending"]
+# trials.jsonl's event for a trial whose node died; the trial was retried elsewhere
+NODE_LOST_EVENT = "node_lost"
 
 
 @dataclass
@@ -29,11 +31,16 @@ class TrialRecord:
     gpu_ids: list[str] = field(default_factory=list)
     node_id: str | None = None
     pareto_optimal: bool | None = None  # a multi-objective sweep's front (report/pareto.py)
+    # each node that died under the trial: {"node_id", "iterations" done, "at"}; the trial
+    # was retried from its last checkpoint on another node
+    node_losses: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         if data["pareto_optimal"] is None:  # one objective: results.json as it always was
             del data["pareto_optimal"]
+        if not data["node_losses"]:  # no node lost: results.json as it always was
+            del data["node_losses"]
         return data
 
 
