@@ -13,6 +13,7 @@ from pydantic import TypeAdapter, ValidationError
 from raysweep.config.base import format_error
 from raysweep.config.hooks import apply_space_hooks
 from raysweep.config.schema import SweepSpec
+from raysweep.config.search_defaults import given_options, with_new_defaults
 from raysweep.config.space import Param
 from raysweep.errors import ConfigError
 
@@ -82,13 +83,15 @@ def parse_spec(data: Mapping[str, Any], source: str = "config") -> SweepSpec:
 
     The ``space`` goes through the registered space hooks first (``config.hooks``:
     library aliases become canonical names), so the spec shows what will run.
+    Searcher options the config leaves out get the current defaults for a new
+    sweep, recorded in the spec (``config.search_defaults``).
     """
     try:
         resolved = apply_space_hooks(data)
     except ValueError as exc:
         raise ConfigError(f"{source}: invalid sweep config\n  {exc}") from None
     try:
-        return SweepSpec.model_validate(resolved)
+        return with_new_defaults(SweepSpec.model_validate(resolved), given_options(resolved))
     except ValidationError as exc:
         lines = [format_error(err) for err in exc.errors()]
         raise ConfigError(f"{source}: invalid sweep config\n  " + "\n  ".join(lines)) from None
