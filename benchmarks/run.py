@@ -42,7 +42,7 @@ BENCHMARKS: dict[str, RunFunc] = {
     "knobs": knobs.run,
     "peer_optuna": peer_optuna.run,
 }
-QUICK = ("overhead", "first_trial", "scale", "peer_optuna")
+QUICK = ("overhead", "first_trial", "scale", "peer_optuna", "search_quality")
 
 
 def _first_trial_from_overhead(result: dict[str, Any]) -> dict[str, Any]:
