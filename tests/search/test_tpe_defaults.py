@@ -144,3 +144,9 @@ def test_new_default_finds_a_diagonal_valley_better_with_four_in_flight() -> Non
            for s in seeds]  # fmt: skip
     new = [best_after(parse_spec(optuna_data(seed=s)), 40, 4) for s in seeds]
     assert statistics.median(new) < 0.5 * statistics.median(old), (new, old)
+
+
+def test_a_config_resolved_without_new_defaults_matches_an_old_spec_json() -> None:
+    """What a resume of an older run compares its config with (``new_defaults=False``)."""
+    old = parse_spec(optuna_data(), new_defaults=False)
+    assert old.search.options == {"sampler": "tpe", "n_startup_trials": 10, "multivariate": False}
