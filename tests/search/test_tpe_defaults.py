@@ -150,3 +150,45 @@ def test_a_config_resolved_without_new_defaults_matches_an_old_spec_json() -> No
     """What a resume of an older run compares its config with (``new_defaults=False``)."""
     old = parse_spec(optuna_data(), new_defaults=False)
     assert old.search.options == {"sampler": "tpe", "n_startup_trials": 10, "multivariate": False}
+
+
+def test_the_chain_suggests_what_optunas_own_default_tpe_suggests() -> None:
+    """Same seed, same results, two trials in flight, some stopped early: same configs.
+
+    raysweep's searcher chain (Ray's OptunaSearch, PruningOptunaSearch) against
+    Optuna 5's default ``TPESampler`` asked and told directly: with the new
+    defaults nothing is lost in between.
+    """
+    import optuna
+
+    spec = parse_spec(optuna_data({"n_startup_trials": 4}, seed=7))
+    chain = build_searcher(spec)
+    study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=7, n_startup_trials=4))
+    ours: list[float] = []
+    theirs: list[float] = []
+    flight: list[tuple[str, dict[str, Any], Any, dict[str, float]]] = []
+    for n in range(24):
+        trial_id = f"t{n}"
+        config = chain.suggest(trial_id)
+        assert isinstance(config, dict)
+        native = study.ask()
+        params = {k: native.suggest_float(k, 0.0, 1.0) for k in ("x", "y")}
+        ours += [config["x"], config["y"]]
+        theirs += [params["x"], params["y"]]
+        flight.append((trial_id, config, native, params))
+        if len(flight) < 2:
+            continue
+        trial_id, config, native, params = flight.pop(0)
+        stopped = n % 3 == 0  # stopped after its first step, as a scheduler would
+        steps = 1 if stopped else 3
+        for step in range(1, steps + 1):
+            value = valley(config) * (1 + 1 / step)
+            chain.on_trial_result(trial_id, {"loss": value, "training_iteration": step})
+            native.report(value, step)
+        if stopped:
+            chain.on_trial_complete(trial_id, {"loss": value, "training_iteration": 1})
+            study.tell(native, state=optuna.trial.TrialState.PRUNED)
+        else:
+            chain.on_trial_complete(trial_id, {"loss": value, "training_iteration": 3})
+            study.tell(native, value)
+    assert ours == pytest.approx(theirs)
