@@ -31,6 +31,11 @@ def regret_at(run: Run, budget: float) -> float | None:
     return regret
 
 
+def within(run: Run, budget: float) -> Run:
+    """The observations made within ``budget`` (a recipe may spend more: cut there)."""
+    return [obs for obs in run if obs[0] <= budget + 1e-9] or run[:1]
+
+
 def regret_at_time(run: Run, seconds: float) -> float | None:
     """The incumbent's regret after ``seconds`` of wall time."""
     best_value, regret = math.inf, None
@@ -71,7 +76,7 @@ def table(runs: dict[str, list[Run]], budget: float) -> dict[str, dict[str, Any]
         for f in FRACTIONS:
             values = [r for r in (regret_at(run, f * budget) for run in seeds) if r is not None]
             row[f"regret_{int(f * 100)}pct"] = quartiles(values)
-        row["wall_s"] = quartiles([run[-1][1] for run in seeds if run])
+        row["wall_s"] = quartiles([within(run, budget)[-1][1] for run in seeds if run])
         out[name] = row
     return out
 
@@ -110,10 +115,12 @@ def plot(problem: str, runs: dict[str, list[Run]], budget: float, path: Path) ->
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (by_budget, by_time) = plt.subplots(1, 2, figsize=(13, 5))
+    fig, (by_budget, by_time) = plt.subplots(1, 2, figsize=(14, 5.5))
+    runs = {name: [within(run, budget) for run in seeds] for name, seeds in runs.items()}
     longest = max((run[-1][1] for seeds in runs.values() for run in seeds if run), default=1.0)
-    for name, seeds in runs.items():
-        style = "-" if name.startswith(("tpe", "random", "grid", "hyperopt")) else "--"
+    colors = plt.get_cmap("tab20").colors
+    for i, (name, seeds) in enumerate(runs.items()):
+        style = "-" if name.startswith("raysweep") else "--"
         for axis, xs, at in (
             (by_budget, [budget * i / 100 for i in range(1, 101)], regret_at),
             (by_time, [longest * i / 100 for i in range(1, 101)], regret_at_time),
@@ -128,16 +135,17 @@ def plot(problem: str, runs: dict[str, list[Run]], budget: float, path: Path) ->
                     hi.append(q["q3"])
                     kept.append(x)
             if kept:
-                (line,) = axis.plot(kept, med, style, label=name)
-                axis.fill_between(kept, lo, hi, alpha=0.12, color=line.get_color())
+                color = colors[i % len(colors)]
+                axis.plot(kept, med, style, label=name, color=color)
+                axis.fill_between(kept, lo, hi, alpha=0.08, color=color)
     by_budget.set_xlabel("budget used (fidelity steps)")
-    by_time.set_xlabel("wall time (s)")
+    by_time.set_xlabel("wall time (s), until the budget is spent")
     by_time.set_xscale("log")
     for axis in (by_budget, by_time):
         axis.set_yscale("log")
         axis.set_ylabel("regret of the incumbent (median, IQR)")
         axis.grid(True, alpha=0.3)
-    by_budget.legend(fontsize=7)
+    by_budget.legend(fontsize=7, loc="lower left")
     fig.suptitle(f"{problem}: raysweep recipes (solid: sweep run) and peers (dashed)")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
