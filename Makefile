@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# the search-quality benchmark's peers (SMAC3, DEHB, Optuna, ...) live in their own venv
+PEERS  := .venv-peers
 
 .PHONY: install test demo lint bench bench-quick clean
 
@@ -27,11 +29,17 @@ lint: install
 	$(BIN)/ruff format --check src tests benchmarks examples
 	$(BIN)/mypy
 
-bench: install
+$(PEERS)/.installed: benchmarks/requirements-peers.txt
+	test -x $(PEERS)/bin/python || $(PYTHON) -m venv $(PEERS)
+	$(PEERS)/bin/python -m pip install --quiet --disable-pip-version-check \
+		-r benchmarks/requirements-peers.txt
+	touch $@
+
+bench: install $(PEERS)/.installed
 	$(BIN)/python -m benchmarks.run
 
 bench-quick: install
 	$(BIN)/python -m benchmarks.run --quick
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(PEERS) runs .pytest_cache .mypy_cache .ruff_cache

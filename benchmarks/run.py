@@ -3,8 +3,9 @@
 Full: every benchmark, several repeats, BENCHMARKS.md updated (about 50 min on
 a 2-core VM). ``--quick`` (``make bench-quick``, CI smoke, about a minute on an
 idle 2-core machine): the overhead benchmark at 40 trials (its runs also give
-the time-to-first-trial figure), the scale benchmark at 500 trials and the demo
-against plain Optuna, one repeat; results go to ``*.quick.json`` and
+the time-to-first-trial figure), the scale benchmark at 500 trials, the demo
+against plain Optuna and the search-quality benchmark (one sweep run of 4 trials;
+Optuna as its peer where .venv-peers exists), one repeat; results go to ``*.quick.json`` and
 BENCHMARKS.md is left alone.
 """
 
@@ -42,7 +43,7 @@ BENCHMARKS: dict[str, RunFunc] = {
     "knobs": knobs.run,
     "peer_optuna": peer_optuna.run,
 }
-QUICK = ("overhead", "first_trial", "scale", "peer_optuna")
+QUICK = ("overhead", "first_trial", "scale", "peer_optuna", "search_quality")
 
 
 def _first_trial_from_overhead(result: dict[str, Any]) -> dict[str, Any]:

@@ -1,126 +1,242 @@
-"""5. Search quality: Optuna (TPE) and HyperOpt vs random search at equal trial budgets.
+"""5. Search quality: regret for the budget spent, raysweep's recipes against peers.
 
-A cheap deterministic function (Branin, ``benchmarks.trainables:branin``, one
-report per trial), N trials per run, several seeds. For each seed, random
-search's best-of-N is the bar; the figure is how many trials (in suggestion
-order) each algorithm needed to reach it (N + 1 when it never did), median
-over seeds. Each algorithm runs with raysweep's default options.
+Problems: multi-fidelity Hartmann-3 and -6 (search_quality_problems.py; a trial
+runs fidelity 1..27, one report per step, known optimum). raysweep's recipes
+run through ``sweep run`` as users run them, 4 trials at once (one per CPU
+on a smaller machine)
+(search_quality_recipes.py; the ray engine: the local one runs the built-in GBM
+trainables only). Peers run through their own APIs in the peers' virtual
+environment (``.venv-peers``, benchmarks/requirements-peers.txt, which ``make
+bench`` installs), on a simulated clock with as many workers
+(search_quality_peers.py); without that environment they are left out and the
+result says so. Budget: ``--trials`` full-fidelity evaluations' worth of
+fidelity steps (20 x 27 = 540 by default), the same seeds for everyone.
 
-15 seeds: the count is heavy-tailed (a seed where random search is lucky costs
-N + 1), so a median of 5 seeds moves with a single seed (Optuna: 24 trials over
-seeds 1-5, 17 over seeds 1-15).
+Output: per problem, the regret of the incumbent at 10/25/50/100 % of the budget
+(median and quartiles over seeds), the wall time, a PNG of the curves
+(``benchmarks/results/search_quality-<problem>.png``) and the issue's targets.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import statistics
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import bench_result, log, summarize, target
+from benchmarks.common import REPO, RESULTS_DIR, bench_result, log, target
 from benchmarks.launch import Launch, launch_sweep, workdir
+from benchmarks.search_quality_problems import PROBLEMS
+from benchmarks.search_quality_recipes import (
+    GRID_PROBLEMS,
+    MULTI_FIDELITY,
+    RECIPES,
+    SLOTS,
+    observations,
+)
+from benchmarks.search_quality_report import (
+    Run,
+    bootstrap_ci,
+    budget_to_reach,
+    markdown_table,
+    plot,
+    regret_at,
+    table,
+)
 
 NAME = "search_quality"
-TITLE = "Search quality"
-ALGORITHMS = ("random", "optuna", "hyperopt")
-BRANIN_MIN = 0.397887
-SEEDS = 15
+TITLE = "Search quality against peers"
+PEERS = (
+    "optuna-tpe",
+    "optuna-tpe-sha",
+    "optuna-tpe-hyperband",
+    "dehb",
+    "smac-mf",
+    "syne-asha",
+    "syne-bohb",
+)
+PEERS_PYTHON_ENV = "RAYSWEEP_PEERS_PYTHON"
+SEEDS = 10
+FULL_TRIALS = 20
+# the quick variant (make bench-quick): one sweep run of 4 trials, one peer where installed
+QUICK_PROBLEMS, QUICK_RECIPES, QUICK_PEERS, QUICK_TRIALS = ("mfh3",), ("tpe",), ("optuna-tpe",), 4
 
 
-def sweep_config(algorithm: str, trials: int, seed: int) -> dict[str, Any]:
-    """Branin over x1 in [-5, 10], x2 in [0, 15]."""
-    return {
-        "name": f"{NAME}-{algorithm}",
-        "trainable": "benchmarks.trainables:branin",
-        "metric": "value",
-        "mode": "min",
-        "space": {
-            "x1": {"type": "uniform", "low": -5.0, "high": 10.0},
-            "x2": {"type": "uniform", "low": 0.0, "high": 15.0},
-        },
-        "search": {"algorithm": algorithm, "num_samples": trials, "max_concurrent": 2},
-        "resources": {"cpus_per_trial": 1},
-        "seed": seed,
-    }
+def peers_python() -> Path | None:
+    """The peers' interpreter: ``$RAYSWEEP_PEERS_PYTHON`` or ``.venv-peers`` (None: absent)."""
+    path = Path(os.environ.get(PEERS_PYTHON_ENV) or REPO / ".venv-peers" / "bin" / "python")
+    return path if path.is_file() else None
 
 
-def values_in_order(run_dir: Path) -> list[float]:
-    """Each trial's value, in suggestion (index) order."""
-    trials = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))["trials"]
-    trials = sorted(trials, key=lambda t: t["index"])
-    return [t["best_metric"] for t in trials if t.get("best_metric") is not None]
+def run_peer(python: Path, problem: str, peer: str, seed: int, budget: int) -> Run | str:
+    """One peer's observations, or the reason it did not run."""
+    cmd = [str(python), "-m", "benchmarks.search_quality_peers", "--problem", problem,
+           "--optimizer", peer, "--seed", str(seed), "--budget", str(budget),
+           "--workers", str(SLOTS)]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=1800,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, check=False)  # fmt: skip
+    if proc.returncode != 0:
+        return (proc.stderr.strip().splitlines() or ["no output"])[-1][:300]
+    runs: Run = json.loads(proc.stdout)["observations"]
+    return runs
 
 
-def trials_to_reach(values: list[float], bar: float, budget: int) -> int:
-    """1-based count of trials until a value <= bar (budget + 1 when never)."""
-    for i, value in enumerate(values, start=1):
-        if value <= bar:
-            return i
-    return budget + 1
+def run_recipe(recipe: str, problem: str, seed: int, full: int) -> tuple[Run | str, Launch]:
+    config = RECIPES[recipe](PROBLEMS[problem], seed, full)
+    with workdir(NAME) as tmp:
+        launch = launch_sweep(f"{problem}/{recipe}/{seed}", config, tmp)
+        if launch.returncode != 0:
+            return f"sweep run exited {launch.returncode}", launch
+        popen_t = float(launch.extra["popen_t"])
+        return observations(Path(launch.run_dir or ""), PROBLEMS[problem], popen_t), launch
 
 
-def run(
-    quick: bool = False, repeats: int | None = None, trials: int | None = None
-) -> dict[str, Any]:
-    """Every algorithm on every seed; trials each needs to reach random's best-of-N."""
-    trials = trials or (12 if quick else 40)
+def targets_for(problem: str, runs: dict[str, list[Run]], budget: int) -> list[dict[str, Any]]:
+    """The issue's targets on one problem (each a ratio of medians, same seeds and budget)."""
+    ours = {k: v for k, v in runs.items() if k.startswith("raysweep: ")}
+    peers = {k: v for k, v in runs.items() if k.startswith("peer: ")}
+    final = {k: statistics.median([regret_at(r, budget) or float("inf") for r in v])
+             for k, v in runs.items() if v}  # fmt: skip
+    out = []
+    best_ours = min(ours, key=lambda k: final.get(k, float("inf")), default=None)
+    if best_ours and peers:
+        best_peer = min(peers, key=lambda k: final.get(k, float("inf")))
+        for f in (0.25, 0.5, 1.0):
+            mine = statistics.median([regret_at(r, f * budget) or 1e9 for r in ours[best_ours]])
+            theirs = [regret_at(r, f * budget) or 1e9 for r in peers[best_peer]]
+            ratio = mine / max(statistics.median(theirs), 1e-12)
+            hi = bootstrap_ci(theirs)[1] / max(statistics.median(theirs), 1e-12)
+            out.append(target(f"{problem}: {best_ours[10:]} / best peer ({best_peer[6:]}) median "
+                              f"regret at {int(f * 100)}% (peer's 95% CI up to {hi:.2f})",
+                              ratio, "<=", max(1.0, hi)))  # fmt: skip
+    random_runs = runs.get("raysweep: random")
+    mf = [k for k in ours if k[10:] in MULTI_FIDELITY]
+    if random_runs and mf:
+        bar = final["raysweep: random"]
+        best_mf = min(mf, key=lambda k: final.get(k, float("inf")))
+        used = budget_to_reach(ours[best_mf], bar, budget)
+        out.append(target(f"{problem}: budget {best_mf[10:]} needs for random's final median "
+                          "regret, fraction of random's", used, "<=", 0.3))  # fmt: skip
+    strict, plain = final.get("raysweep: tpe strict batch 4"), final.get("raysweep: tpe")
+    if strict is not None and plain:
+        out.append(target(f"{problem}: tpe strict batch 4 / tpe median final regret",
+                          strict / plain, "<=", 1.1))  # fmt: skip
+    return out
+
+
+def run(quick: bool = False, repeats: int | None = None, trials: int | None = None,
+        problems: Sequence[str] | None = None, recipes: Sequence[str] | None = None,
+        peers: Sequence[str] | None = None, reuse: bool = False,
+        results_dir: Path = RESULTS_DIR) -> dict[str, Any]:  # fmt: skip
+    """Every problem x optimizer x seed; regret tables, curves (PNG) and targets.
+
+    ``reuse``: take a (problem, optimizer, seed, budget) run recorded by an earlier
+    invocation instead of running it again (each run is recorded under
+    ``benchmarks/results/search_quality-runs/``).
+    """
+    full = trials or (QUICK_TRIALS if quick else FULL_TRIALS)
     seeds = list(range(1, 1 + (repeats or (1 if quick else SEEDS))))
-    per_seed: list[dict[str, Any]] = []
+    problems = problems or (QUICK_PROBLEMS if quick else tuple(PROBLEMS))
+    if recipes is None:
+        recipes = QUICK_RECIPES if quick else tuple(RECIPES)
+    peers = peers if peers is not None else (QUICK_PEERS if quick else PEERS)
+    python, notes = peers_python(), []
+    if python is None and peers:
+        notes.append(f"peers not run: no peers' environment ({PEERS_PYTHON_ENV} or .venv-peers)")
     launches: list[Launch] = []
-    for seed in seeds:
-        log(f"{NAME}: seed {seed}")
-        values: dict[str, list[float]] = {}
-        for algorithm in ALGORITHMS:
-            with workdir(NAME) as tmp:
-                launch = launch_sweep(algorithm, sweep_config(algorithm, trials, seed), tmp)
-                launches.append(launch)
-                ok = launch.returncode == 0
-                values[algorithm] = values_in_order(Path(launch.run_dir or "")) if ok else []
-        bar = min(values["random"]) if values["random"] else float("nan")
-        per_seed.append(
-            {
-                "seed": seed,
-                "random_best": bar,
-                **{
-                    a: {
-                        "best": min(v) if v else None,
-                        "trials_to_target": trials_to_reach(v, bar, trials) if v else None,
-                    }
-                    for a, v in values.items()
-                },
-            }
-        )
-    variants: dict[str, dict[str, Any]] = {
-        a: {
-            "runs": len(per_seed),
-            "best": summarize(r[a]["best"] for r in per_seed),
-            "trials_to_target": summarize(r[a]["trials_to_target"] for r in per_seed),
-            "reached_fraction": summarize(
-                [
-                    sum((r[a]["trials_to_target"] or trials + 1) <= trials for r in per_seed)
-                    / len(per_seed)
-                ]
-            ),
-        }
-        for a in ALGORITHMS
-    }
-    targets = [
-        target(f"{a}: trials to reach random's best-of-{trials}",
-               variants[a]["trials_to_target"]["median"], "<", trials, " trials")
-        for a in ("optuna", "hyperopt")
-    ]  # fmt: skip
-    params = {"function": "branin (min 0.397887)", "trials": trials, "seeds": seeds,
-              "max_concurrent": 2}  # fmt: skip
-    return bench_result(TITLE, params, variants, targets, launches, per_seed=per_seed)
+    variants: dict[str, Any] = {}
+    targets: list[dict[str, Any]] = []
+    tables: dict[str, list[str]] = {}
+    for problem in problems:
+        budget = full * PROBLEMS[problem].max_fidelity
+        runs: dict[str, list[Run]] = {}
+        for seed in seeds:
+            log(f"{NAME}: {problem} seed {seed}")
+            for recipe in recipes:
+                if recipe.startswith("grid") and problem not in GRID_PROBLEMS:
+                    continue
+                name = f"raysweep: {recipe}"
+                got: Run | str | None = _cached(reuse, results_dir, problem, name, seed, full)
+                if got is None:
+                    got, launch = run_recipe(recipe, problem, seed, full)
+                    launches.append(launch)
+                _keep(runs, name, got, notes, results_dir, problem, seed, full)
+            for peer in peers if python else ():
+                name = f"peer: {peer}"
+                got = _cached(reuse, results_dir, problem, name, seed, full)
+                if got is None:
+                    got = run_peer(python, problem, peer, seed, budget)  # type: ignore[arg-type]
+                _keep(runs, name, got, notes, results_dir, problem, seed, full)
+        rows = table(runs, budget)
+        variants.update({f"{problem} · {k}": v for k, v in rows.items()})
+        tables[problem] = markdown_table(rows)
+        targets += targets_for(problem, runs, budget)
+        png = results_dir / f"{NAME}{'.quick' if quick else ''}-{problem}.png"
+        plot(problem, runs, budget, png)
+        (results_dir / f"{NAME}{'.quick' if quick else ''}-{problem}-runs.json").write_text(
+            json.dumps(runs), encoding="utf-8")  # fmt: skip
+    params = {"problems": list(problems), "seeds": seeds, "budget_full_evals": full,
+              "fidelity_steps_per_trial": 27, "slots": SLOTS}  # fmt: skip
+    return bench_result(TITLE, params, variants, targets, launches, tables=tables, notes=notes)
+
+
+def _cache_path(where: Path, problem: str, name: str, seed: int, full: int) -> Path:
+    slug = "".join(c if c.isalnum() else "_" for c in name)
+    return where / f"{NAME}-runs" / f"{problem}-{full}" / f"{slug}-{seed}.json"
+
+
+def _cached(reuse: bool, where: Path, problem: str, name: str, seed: int, full: int) -> Run | None:
+    """A run recorded earlier with the same problem, budget and seed (``--reuse``)."""
+    path = _cache_path(where, problem, name, seed, full)
+    if not reuse or not path.is_file():
+        return None
+    log(f"{problem} {name} seed {seed}: reused {path.name}")
+    run: Run = json.loads(path.read_text(encoding="utf-8"))
+    return run
+
+
+def _keep(runs: dict[str, list[Run]], name: str, got: Run | str, notes: list[str],
+          where: Path, problem: str, seed: int, full: int) -> None:  # fmt: skip
+    if isinstance(got, str):
+        notes.append(f"{problem} {name} seed {seed}: not run ({got})")
+        log(notes[-1])
+    elif got:
+        runs.setdefault(name, []).append(got)
+        path = _cache_path(where, problem, name, seed, full)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(got), encoding="utf-8")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m benchmarks.search_quality [--quick] [--repeats SEEDS]``."""
-    from benchmarks.cli import bench_main
+    """``python -m benchmarks.search_quality [--quick] [--repeats SEEDS] [--trials N] ...``."""
+    import functools
 
-    return bench_main(NAME, __doc__.splitlines()[0], run, argv)
+    from benchmarks.cli import parser, run_and_report
+
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--problems", default=None, help=f"comma-separated subset of {sorted(PROBLEMS)}")
+    p.add_argument("--recipes", default=None, help=f"comma-separated subset of {list(RECIPES)}")
+    p.add_argument("--peers", default=None, help=f"comma-separated subset of {list(PEERS)}")
+    p.add_argument("--reuse", action="store_true", help="reuse runs recorded by earlier calls")
+    args = p.parse_args(argv)
+    chosen = {k: [x for x in (getattr(args, k) or "").split(",") if x]
+              for k in ("problems", "recipes", "peers")}  # fmt: skip
+    unknown = [x for k, known in (("problems", PROBLEMS), ("recipes", RECIPES), ("peers", PEERS))
+               for x in chosen[k] if x not in known]  # fmt: skip
+    if unknown:
+        p.error(f"unknown problem, recipe or peer: {unknown}")
+    extra = [f"--{k}={v}" for k in ("problems", "recipes", "peers")
+             if (v := getattr(args, k)) is not None]  # fmt: skip
+    extra += ["--reuse"] if args.reuse else []
+    func = functools.partial(run, problems=chosen["problems"] or None,
+                             recipes=None if args.recipes is None else chosen["recipes"],
+                             peers=None if args.peers is None else chosen["peers"],
+                             reuse=args.reuse, results_dir=args.results_dir)  # fmt: skip
+    return run_and_report(NAME, func, args, extra)
 
 
 if __name__ == "__main__":

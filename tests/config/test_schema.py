@@ -46,7 +46,13 @@ def test_valid_config_fills_defaults() -> None:
     spec = parse_spec(BASE)
     assert spec.seed == 0
     assert spec.scheduler.type == "fifo"
-    assert spec.search.options == {"sampler": "tpe", "n_startup_trials": 10, "multivariate": False}
+    assert spec.search.options == {
+        "sampler": "tpe",
+        "n_startup_trials": 10,
+        "multivariate": True,
+        "constant_liar": True,
+        "group": False,
+    }
     assert isinstance(spec.space["num_leaves"], IntParam)
     assert spec.space["objective"] == "binary"
     assert spec.total_trials == 4
@@ -111,7 +117,7 @@ def test_valid_config_fills_defaults() -> None:
             "search.options",
             {"sampler": "tpe", "n_trees": 3},
             "search.options.n_trees: unknown option for algorithm 'optuna'; valid options: "
-            "multivariate, n_startup_trials, sampler",
+            "constant_liar, group, multivariate, n_startup_trials, sampler",
         ),
         ("search.options", {"sampler": "nsga"}, "search.options.sampler"),
         (

@@ -13,6 +13,7 @@ from pydantic import TypeAdapter, ValidationError
 from raysweep.config.base import format_error
 from raysweep.config.hooks import apply_space_hooks
 from raysweep.config.schema import SweepSpec
+from raysweep.config.search_defaults import given_options, with_new_defaults
 from raysweep.config.space import Param
 from raysweep.errors import ConfigError
 
@@ -77,18 +78,25 @@ def absolute_data_paths(data: Mapping[str, Any], base: Path) -> dict[str, Any]:
     return copied
 
 
-def parse_spec(data: Mapping[str, Any], source: str = "config") -> SweepSpec:
+def parse_spec(
+    data: Mapping[str, Any], source: str = "config", new_defaults: bool = True
+) -> SweepSpec:
     """Validate a config dict into a SweepSpec; ConfigError lists every problem by path.
 
     The ``space`` goes through the registered space hooks first (``config.hooks``:
     library aliases become canonical names), so the spec shows what will run.
+    Searcher options the config leaves out get the current defaults for a new
+    sweep, recorded in the spec (``config.search_defaults``); ``new_defaults``
+    False resolves them as a spec.json written before those defaults (to compare
+    a config with an older run's spec).
     """
     try:
         resolved = apply_space_hooks(data)
     except ValueError as exc:
         raise ConfigError(f"{source}: invalid sweep config\n  {exc}") from None
     try:
-        return SweepSpec.model_validate(resolved)
+        spec = SweepSpec.model_validate(resolved)
+        return with_new_defaults(spec, given_options(resolved)) if new_defaults else spec
     except ValidationError as exc:
         lines = [format_error(err) for err in exc.errors()]
         raise ConfigError(f"{source}: invalid sweep config\n  " + "\n  ".join(lines)) from None

@@ -29,6 +29,7 @@ from raysweep.config.objectives import (
     split_objectives,
 )
 from raysweep.config.ranking import RankByField
+from raysweep.config.search_options import HyperOptOptions, NoOptions, OptunaOptions
 from raysweep.config.sharing import GpuSharingField
 from raysweep.config.space import GridParam, Param, is_param_dict
 
@@ -46,30 +47,6 @@ OPTUNA_SAMPLERS = ("tpe", "cmaes", "gp", "random", "nsga2")
 AUTO = "auto"  # resources.gpus_per_trial: probe one trial's GPU memory and pack by it
 _PARAM_ADAPTER: TypeAdapter[Any] = TypeAdapter(Param)
 _TRAINABLE_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
-
-
-class OptunaOptions(StrictModel):
-    """``search.options`` for ``optuna``."""
-
-    sampler: Literal["tpe", "cmaes", "gp", "random", "nsga2"] = "tpe"
-    n_startup_trials: int = Field(default=10, ge=0)
-    multivariate: bool = False
-
-
-class HyperOptOptions(StrictModel):
-    """``search.options`` for ``hyperopt``.
-
-    ``n_initial_points`` is 10 random trials before TPE takes over (Optuna's TPE
-    default), not Ray's 20: at nightly budgets of tens of trials, 20 random starts
-    would spend half the budget before the model is used.
-    """
-
-    n_initial_points: int = Field(default=10, ge=0)
-    gamma: float = Field(default=0.25, gt=0, lt=1)
-
-
-class NoOptions(StrictModel):
-    """``grid`` and ``random`` take no options."""
 
 
 _OPTIONS: dict[str, type[StrictModel]] = {
@@ -99,7 +76,7 @@ class SearchConfig(StrictModel):
                     f"valid options: {valid}"
                 )
         try:
-            resolved = model.model_validate(self.options).model_dump()
+            resolved = model.model_validate(self.options).model_dump(exclude_none=True)
         except ValidationError as exc:
             err = exc.errors()[0]
             raise ValueError(format_error({**err, "loc": ("options", *err["loc"])})) from None

@@ -101,9 +101,7 @@ def make_optuna(
     startup = int(options.get("n_startup_trials", N_STARTUP_TRIALS))
     sampler: optuna.samplers.BaseSampler
     if name == "tpe":
-        sampler = optuna.samplers.TPESampler(
-            seed=seed, n_startup_trials=startup, multivariate=bool(options.get("multivariate"))
-        )
+        sampler = tpe_sampler(seed, startup, options)
     elif name == "cmaes":
         sampler = optuna.samplers.CmaEsSampler(seed=seed, n_startup_trials=startup)
     elif name == "gp":
@@ -122,3 +120,18 @@ def make_optuna(
             complete_points(points, space, seed, point_conditions(native_space)) if points else None
         ),
     )
+
+
+def tpe_sampler(seed: int, startup: int, options: Mapping[str, Any]) -> optuna.samplers.TPESampler:
+    """TPE as the spec says; ``constant_liar``/``group`` absent: Optuna's own default.
+
+    A spec.json written before those options existed has neither, so an old run
+    resumes with the sampler it was started with (config/search_defaults.py).
+    """
+    kwargs: dict[str, Any] = {"multivariate": bool(options.get("multivariate"))}
+    for key in ("constant_liar", "group"):
+        if options.get(key) is not None:
+            kwargs[key] = bool(options[key])
+    with warnings.catch_warnings():  # group is "experimental" in Optuna 5
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        return optuna.samplers.TPESampler(seed=seed, n_startup_trials=startup, **kwargs)

@@ -1,0 +1,256 @@
+"""The peers of the search-quality benchmark, each through its own API (peers' venv).
+
+``python -m benchmarks.search_quality_peers --problem mfh6 --optimizer dehb
+--seed 1 --budget 540 --workers 4`` prints one JSON object: the observations in
+the order they were made, each ``[budget used, wall s, value, regret]``.
+
+Evaluations are a formula (search_quality_problems.py), so trials run on a
+simulated clock: ``workers`` trials are in flight at once, one fidelity step
+costs one unit of each worker's time, and the worker whose clock is earliest
+moves next (as Syne Tune's simulated backend does). What the optimizers see is
+then what they would see with ``workers`` slots of equal speed; the wall time is
+their own (ask, tell, pruning), evaluations cost next to nothing.
+
+Runs in the peers' virtual environment (benchmarks/requirements-peers.txt):
+imports neither raysweep nor Ray.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchmarks.search_quality_problems import PROBLEMS, MFHartmann
+
+Observation = list[float]  # [budget used, wall s, value, regret]
+
+
+@dataclass
+class Record:
+    """Budget used and every observation, with the wall clock from the start."""
+
+    problem: MFHartmann
+    budget: int
+    started: float = field(default_factory=time.perf_counter)
+    used: int = 0
+    observations: list[Observation] = field(default_factory=list)
+
+    @property
+    def done(self) -> bool:
+        return self.used >= self.budget
+
+    def observe(self, config: dict[str, float], z: int, cost: int) -> float:
+        value = self.problem.value(config, z)
+        self.used += cost
+        wall = time.perf_counter() - self.started
+        self.observations.append([self.used, wall, value, self.problem.regret(config)])
+        return value
+
+
+@dataclass
+class Worker:
+    clock: int = 0
+    job: Any = None
+
+
+def workers_in_time_order(workers: list[Worker], record: Record) -> Iterator[Worker]:
+    """The worker whose clock is earliest, until the budget is spent."""
+    while not record.done:
+        yield min(workers, key=lambda w: w.clock)
+
+
+def optuna_run(record: Record, seed: int, workers: int, pruner: str) -> None:
+    """Optuna 5 TPE (its defaults) with a pruner (``none``, ``sha``, ``hyperband``)."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    z_max = record.problem.max_fidelity
+    pruners: dict[str, Callable[[], Any]] = {
+        "none": optuna.pruners.NopPruner,
+        "sha": lambda: optuna.pruners.SuccessiveHalvingPruner(min_resource=1, reduction_factor=3),
+        "hyperband": lambda: optuna.pruners.HyperbandPruner(
+            min_resource=1, max_resource=z_max, reduction_factor=3
+        ),
+    }
+    study = optuna.create_study(
+        sampler=optuna.samplers.TPESampler(seed=seed), pruner=pruners[pruner]()
+    )
+    pool = [Worker() for _ in range(workers)]
+    for worker in workers_in_time_order(pool, record):
+        if worker.job is None:
+            trial = study.ask()
+            config = {n: trial.suggest_float(n, 0.0, 1.0) for n in record.problem.names}
+            worker.job = (trial, config, 0)
+        trial, config, z = worker.job
+        z += 1
+        value = record.observe(config, z, 1)
+        worker.clock += 1
+        trial.report(value, z)
+        if z == z_max:
+            study.tell(trial, value)
+            worker.job = None
+        elif trial.should_prune():
+            study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+            worker.job = None
+        else:
+            worker.job = (trial, config, z)
+
+
+def configspace(record: Record, seed: int) -> Any:
+    from ConfigSpace import ConfigurationSpace, Float
+
+    space = ConfigurationSpace(seed=seed)
+    space.add([Float(n, (0.0, 1.0)) for n in record.problem.names])
+    return space
+
+
+def ask_tell_run(record: Record, workers: int, ask: Callable[[], Any],
+                 tell: Callable[[Any, float, int], None],
+                 unpack: Callable[[Any], tuple[dict[str, float], int]]) -> None:  # fmt: skip
+    """A whole-fidelity ask/tell optimizer: a job runs at its fidelity in one go.
+
+    The job's cost is its fidelity; it is told when its worker's clock reaches
+    its end, the workers' jobs in the order they finish.
+    """
+    pool = [Worker() for _ in range(workers)]
+    for worker in pool:
+        job = ask()
+        worker.job, worker.clock = job, unpack(job)[1]
+    while not record.done:
+        worker = min(pool, key=lambda w: w.clock)
+        config, z = unpack(worker.job)
+        value = record.observe(config, z, z)
+        tell(worker.job, value, z)
+        worker.job = ask()
+        worker.clock += unpack(worker.job)[1]
+
+
+def dehb_run(record: Record, seed: int, workers: int) -> None:
+    """DEHB (Awad et al., 2021) through its ask/tell interface."""
+    from dehb import DEHB
+
+    space = configspace(record, seed)
+    opt = DEHB(cs=space, min_fidelity=1, max_fidelity=record.problem.max_fidelity, eta=3,
+               n_workers=1, seed=seed, output_path=f"/tmp/dehb-{seed}-{time.time_ns()}",
+               log_level="ERROR")  # fmt: skip
+
+    def unpack(job: Any) -> tuple[dict[str, float], int]:
+        return dict(job["config"]), round(job["fidelity"])
+
+    def tell(job: Any, value: float, z: int) -> None:
+        opt.tell(job, {"fitness": value, "cost": float(z)})
+
+    ask_tell_run(record, workers, lambda: _dehb_ask(opt, space), tell, unpack)
+
+
+def _dehb_ask(opt: Any, space: Any) -> Any:
+    job = opt.ask()
+    config = job["config"]
+    if not hasattr(config, "keys"):  # a vector in [0, 1]: DEHB's own encoding
+        config = opt.vector_to_configspace(config)
+    return {**job, "config": dict(config)}
+
+
+def smac_run(record: Record, seed: int, workers: int) -> None:
+    """SMAC3's multi-fidelity facade (random forest + Hyperband) through ask/tell."""
+    from smac import MultiFidelityFacade, Scenario
+    from smac.intensifier.hyperband import Hyperband
+    from smac.runhistory.dataclasses import TrialValue
+
+    space = configspace(record, seed)
+    scenario = Scenario(space, deterministic=True, n_trials=10**6, min_budget=1,
+                        max_budget=record.problem.max_fidelity, seed=seed,
+                        output_directory=f"/tmp/smac-{seed}-{time.time_ns()}")  # fmt: skip
+    smac = MultiFidelityFacade(
+        scenario,
+        lambda config, seed=0, budget=1: 0.0,
+        intensifier=Hyperband(scenario, eta=3),
+        overwrite=True,
+        logging_level=40,
+    )
+
+    def unpack(info: Any) -> tuple[dict[str, float], int]:
+        return dict(info.config), round(info.budget)
+
+    def tell(info: Any, value: float, z: int) -> None:
+        smac.tell(info, TrialValue(cost=value))
+
+    ask_tell_run(record, workers, smac.ask, tell, unpack)
+
+
+def syne_run(record: Record, seed: int, workers: int, kind: str) -> None:
+    """Syne Tune's ASHA (random search) or BOHB (KDE), stopping trials at rungs."""
+    from datetime import datetime
+
+    import numpy as np
+    from syne_tune.backend.trial_status import Trial
+    from syne_tune.config_space import uniform
+    from syne_tune.optimizer.baselines import ASHA, BOHB
+    from syne_tune.optimizer.scheduler import SchedulerDecision
+
+    np.random.seed(seed)  # ASHA draws each trial's bracket from numpy's global generator
+    z_max = record.problem.max_fidelity
+    space = {n: uniform(0.0, 1.0) for n in record.problem.names}
+    scheduler = {"asha": ASHA, "bohb": BOHB}[kind](
+        space, metric="value", time_attr="epoch", max_t=z_max, do_minimize=True,
+        random_seed=seed, grace_period=1, reduction_factor=3,
+    )  # fmt: skip
+    pool, next_id = [Worker() for _ in range(workers)], 0
+    for worker in workers_in_time_order(pool, record):
+        if worker.job is None:
+            suggestion = scheduler.suggest()
+            trial = Trial(trial_id=next_id, config=suggestion.config, creation_time=datetime.now())
+            next_id += 1
+            scheduler.on_trial_add(trial)
+            worker.job = (trial, 0)
+        trial, z = worker.job
+        z += 1
+        result = {"value": record.observe(dict(trial.config), z, 1), "epoch": z}
+        worker.clock += 1
+        decision = scheduler.on_trial_result(trial, result)
+        if z == z_max:
+            scheduler.on_trial_complete(trial, result)
+            worker.job = None
+        elif decision == SchedulerDecision.STOP:
+            worker.job = None
+        else:
+            worker.job = (trial, z)
+
+
+OPTIMIZERS: dict[str, Callable[[Record, int, int], None]] = {
+    "optuna-tpe": lambda r, s, w: optuna_run(r, s, w, "none"),
+    "optuna-tpe-sha": lambda r, s, w: optuna_run(r, s, w, "sha"),
+    "optuna-tpe-hyperband": lambda r, s, w: optuna_run(r, s, w, "hyperband"),
+    "dehb": dehb_run,
+    "smac-mf": smac_run,
+    "syne-asha": lambda r, s, w: syne_run(r, s, w, "asha"),
+    "syne-bohb": lambda r, s, w: syne_run(r, s, w, "bohb"),
+}
+
+
+def run(problem: str, optimizer: str, seed: int, budget: int, workers: int) -> dict[str, Any]:
+    record = Record(PROBLEMS[problem], budget)
+    OPTIMIZERS[optimizer](record, seed, workers)
+    return {"observations": record.observations}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--problem", choices=sorted(PROBLEMS), required=True)
+    p.add_argument("--optimizer", choices=sorted(OPTIMIZERS), required=True)
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--budget", type=int, required=True, help="fidelity units")
+    p.add_argument("--workers", type=int, default=4)
+    args = p.parse_args(argv)
+    out = run(args.problem, args.optimizer, args.seed, args.budget, args.workers)
+    json.dump(out, sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""raysweep's recipes in the search-quality benchmark: sweep.json as a user writes it.
+
+Every recipe runs through ``sweep run`` (benchmarks/launch.py) on the
+multi-fidelity Hartmann trainable below, ``SLOTS`` trials at once. A recipe's trial
+budget is sized so that it can spend the benchmark's fidelity budget: a trial
+run to the end costs ``max_fidelity`` units, so full-fidelity recipes get
+``budget / max_fidelity`` trials and the early-stopping ones more (their curves
+are cut at the budget).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from benchmarks.search_quality_problems import PROBLEMS, MFHartmann
+
+# 4 trials at once where the machine has the CPUs (one per trial), else one per CPU;
+# the peers' simulated workers are the same number.
+SLOTS = max(1, min(4, os.cpu_count() or 1))
+TRAINABLE = "benchmarks.search_quality_recipes:mf_hartmann"
+
+
+def mf_hartmann(config: dict[str, Any]) -> None:
+    """Reports the problem's value at fidelity 1, 2, ... (one report per step)."""
+    from ray import tune
+
+    problem = PROBLEMS[str(config["problem"])]
+    for z in range(1, problem.max_fidelity + 1):
+        tune.report({"value": problem.value(config, z)})
+
+
+def base(problem: MFHartmann, seed: int, trials: int, search: dict[str, Any]) -> dict[str, Any]:
+    space: dict[str, Any] = {n: {"type": "uniform", "low": 0.0, "high": 1.0}
+                             for n in problem.names}  # fmt: skip
+    space["problem"] = problem.name
+    return {
+        "name": "sq",
+        "trainable": TRAINABLE,
+        "metric": "value",
+        "mode": "min",
+        "space": space,
+        "search": {"num_samples": trials, "max_concurrent": SLOTS, **search},
+        "resources": {"cpus_per_trial": 1},
+        "seed": seed,
+        "stop": {"max_iterations": problem.max_fidelity},
+    }
+
+
+def asha(problem: MFHartmann) -> dict[str, Any]:
+    return {"type": "asha", "max_t": problem.max_fidelity, "grace_period": 1,
+            "reduction_factor": 3}  # fmt: skip
+
+
+Recipe = Callable[[MFHartmann, int, int], dict[str, Any]]
+
+
+def _tpe(options: dict[str, Any] | None = None, scale: float = 1.0, mf: bool = False,
+         strict: bool = False) -> Recipe:  # fmt: skip
+    def make(problem: MFHartmann, seed: int, full: int) -> dict[str, Any]:
+        search: dict[str, Any] = {"algorithm": "optuna"}
+        if options is not None:
+            search["options"] = options
+        config = base(problem, seed, int(full * scale), search)
+        if mf:
+            config["scheduler"] = asha(problem)
+        if strict:
+            config["reproducibility"] = {"strict": True, "batch_size": 4}
+        return config
+
+    return make
+
+
+def _plain(algorithm: str, scale: float = 1.0) -> Recipe:
+    def make(problem: MFHartmann, seed: int, full: int) -> dict[str, Any]:
+        return base(problem, seed, int(full * scale), {"algorithm": algorithm})
+
+    return make
+
+
+def _hyperband(problem: MFHartmann, seed: int, full: int) -> dict[str, Any]:
+    config = base(problem, seed, 3 * full, {"algorithm": "random"})
+    config["scheduler"] = {"type": "hyperband", "max_t": problem.max_fidelity,
+                           "reduction_factor": 3}  # fmt: skip
+    del config["search"]["max_concurrent"]  # brackets must fill; the CPUs still allow 4
+    return config
+
+
+def _grid(problem: MFHartmann, seed: int, full: int) -> dict[str, Any]:
+    config = base(problem, seed, 1, {"algorithm": "grid"})
+    levels = [0.15, 0.5, 0.85]
+    config["space"].update({n: {"type": "grid", "values": levels} for n in problem.names})
+    return config
+
+
+RECIPES: dict[str, Recipe] = {
+    "random": _plain("random"),
+    "grid (3 levels)": _grid,
+    "hyperopt": _plain("hyperopt"),
+    "tpe": _tpe(),
+    "tpe univariate (before)": _tpe({"multivariate": False}),
+    "tpe strict batch 4": _tpe(strict=True),
+    "tpe + asha": _tpe(mf=True, scale=6),
+    "tpe univariate + asha (before)": _tpe({"multivariate": False}, mf=True, scale=6),
+    "random + hyperband": _hyperband,
+}
+MULTI_FIDELITY = ("tpe + asha", "tpe univariate + asha (before)", "random + hyperband")
+GRID_PROBLEMS = ("mfh3",)  # 3 levels per parameter: 27 points in 3 dimensions
+
+
+def observations(run_dir: Path, problem: MFHartmann, popen_t: float) -> list[list[float]]:
+    """``[budget used, wall s, value, regret]`` per trial, in the order trials ended.
+
+    A trial's cost is the steps it ran; its value the best it reported.
+    """
+    data = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+    done = [t for t in data["trials"] if t.get("best_metric") is not None and t.get("ended_at")]
+    done.sort(key=lambda t: (_epoch(t["ended_at"]), t["index"]))
+    used, out = 0, []
+    for trial in done:
+        used += int(trial.get("iterations") or 0)
+        wall = _epoch(trial["ended_at"]) - popen_t
+        out.append([used, wall, float(trial["best_metric"]), problem.regret(trial["config"])])
+    return out
+
+
+def _epoch(stamp: str) -> float:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()

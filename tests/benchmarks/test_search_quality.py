@@ -1,0 +1,78 @@
+"""The search-quality benchmark: problems, regret bookkeeping, the quick run end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from benchmarks.search_quality_peers import run as run_peer
+from benchmarks.search_quality_problems import PROBLEMS
+from benchmarks.search_quality_recipes import RECIPES
+from benchmarks.search_quality_report import quartiles, regret_at, regret_at_time
+
+from raysweep.config.load import parse_spec
+
+REPO = Path(__file__).resolve().parents[2]
+# The published optima (Dixon and Szegö, 1978).
+OPTIMA = {
+    "mfh3": (0.114614, 0.555649, 0.852547),
+    "mfh6": (0.20169, 0.150011, 0.476874, 0.275332, 0.311652, 0.6573),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+def test_hartmann_optimum_has_no_regret_and_low_fidelity_is_flatter(name: str) -> None:
+    problem = PROBLEMS[name]
+    best = dict(zip(problem.names, OPTIMA[name], strict=True))
+    assert abs(problem.regret(best)) < 1e-4
+    assert problem.value(best, problem.max_fidelity) == pytest.approx(problem.optimum, abs=1e-4)
+    assert problem.value(best, 1) > problem.value(best, problem.max_fidelity) + 0.3
+    assert problem.value(best, 3) == problem.value(best, 3)  # the noise is seeded by the point
+    corner = dict.fromkeys(problem.names, 0.0)
+    assert problem.regret(corner) > 1.0
+
+
+def test_the_incumbent_is_the_best_observed_value_scored_by_its_true_regret() -> None:
+    run = [[27, 1.0, -1.0, 2.0], [30, 2.0, -0.5, 0.1], [57, 3.0, -2.0, 1.5]]
+    assert regret_at(run, 10) is None
+    assert regret_at(run, 29) == 2.0
+    assert regret_at(run, 40) == 2.0  # a worse observation does not replace the incumbent
+    assert regret_at(run, 57) == 1.5
+    assert regret_at_time(run, 2.5) == 2.0
+    q = quartiles([1.0, 2.0, 3.0, 4.0, 100.0])
+    assert (q["median"], q["q1"], q["q3"]) == (3.0, 2.0, 4.0)
+
+
+def test_every_recipe_is_a_valid_sweep() -> None:
+    for name, recipe in RECIPES.items():
+        for problem in PROBLEMS.values():
+            spec = parse_spec(recipe(problem, 1, 10))
+            assert spec.stop.max_iterations == problem.max_fidelity, name
+
+
+def test_a_peer_spends_exactly_its_budget_in_steps() -> None:
+    runs = run_peer("mfh3", "optuna-tpe-sha", seed=1, budget=60, workers=2)["observations"]
+    used = [r[0] for r in runs]
+    assert used == list(range(1, 61))
+    assert all(r[3] >= -1e-6 for r in runs)
+
+
+@pytest.mark.slow
+def test_quick_variant_writes_tables_curves_and_targets(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+    cmd = [sys.executable, "-m", "benchmarks.search_quality", "--quick", "--peers="]
+    cmd += ["--results-dir", str(tmp_path)]
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
+                          check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads((tmp_path / "search_quality.quick.json").read_text(encoding="utf-8"))
+    assert data["quick"] is True
+    row = data["variants"]["mfh3 · raysweep: tpe"]
+    assert row["runs"] == 1
+    assert row["regret_100pct"]["median"] is not None
+    assert data["tables"]["mfh3"][0].startswith("| optimizer |")
+    assert (tmp_path / "search_quality.quick-mfh3.png").stat().st_size > 1000
