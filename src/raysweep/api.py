@@ -289,6 +289,10 @@ def _resume_local(
 def _local_driver() -> ModuleType:
     """The in-process driver (``raysweep.local.drive``): Ray's search and scheduler classes,
     no Ray runtime and no compatibility patches."""
+    from raysweep._raycompat import check_ray
+
+    for warning in check_ray("local"):  # the Ray names it uses; RayCompatError: exit 2
+        print(warning, file=sys.stderr)
     from raysweep.local import drive
 
     return drive
