@@ -44,6 +44,15 @@ def test_the_installed_ray_is_in_the_tested_range_and_check_passes_without_warni
     assert check_ray("local") == []
 
 
+def test_a_ray_outside_the_range_that_has_every_target_is_run_with_a_warning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(targets, "ray_version", lambda: "2.61.0")
+    (warning,) = check_ray()
+    assert warning.startswith("warning: Ray 2.61.0 is outside the tested range")
+    assert RAY_TESTED in warning
+
+
 def test_pyproject_and_docs_declare_the_tested_range() -> None:
     assert f'"ray[tune,default]{RAY_TESTED}"' in (REPO / "pyproject.toml").read_text()
     assert f"ray[tune,default]{RAY_TESTED}" in (REPO / "docs" / "ray-compat.md").read_text()
