@@ -14,20 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import REPO, Sweeps, sweep_env
+from e2e_helpers import REPO, Sweeps, crash_config, sweep_env
 
 from raysweep._raycompat.switch import PATCHES_ENV
 from raysweep._raycompat.targets import RAY_TESTED, ray_version, required_targets
 
 HERE = Path(__file__).resolve().parent
-QUADRATIC: dict[str, Any] = {
-    "name": "compat",
-    "trainable": "examples.quadratic:fit",
-    "metric": "loss",
-    "mode": "min",
-    "space": {"x": {"type": "uniform", "low": 0, "high": 1}},
-    "search": {"algorithm": "random", "num_samples": 2},
-}
 LOCAL: dict[str, Any] = {
     "name": "compat-local",
     "trainable": "lightgbm",
@@ -57,8 +49,15 @@ WITHOUT_ONE = textwrap.dedent(
 )
 
 
-def _write(path: Path, config: dict[str, Any]) -> Path:
-    path.write_text(json.dumps(config))
+def _quadratic(tmp: Path) -> Path:
+    """The quadratic sweep of e2e_helpers, 2 trials."""
+    search = {"algorithm": "random", "num_samples": 2}
+    return crash_config(tmp / "sweep.json", name="compat", search=search)
+
+
+def _local(tmp: Path) -> Path:
+    path = tmp / "local.json"
+    path.write_text(json.dumps(LOCAL))
     return path
 
 
@@ -74,7 +73,7 @@ def _without(
 def test_sweep_run_with_mismatched_ray_exits_2_writes_nothing_starts_nothing(
     tmp_path: Path,
 ) -> None:
-    config = _write(tmp_path / "sweep.json", QUADRATIC)
+    config = _quadratic(tmp_path)
     storage = tmp_path / "runs"
     args = ["run", "--config", str(config), "--storage", str(storage)]
     done = _without(
@@ -112,14 +111,14 @@ def _assert_each_refused(records: list[dict[str, Any]], engine: str) -> None:
 
 
 def test_each_declared_target_gone_makes_sweep_run_exit_2_naming_it(tmp_path: Path) -> None:
-    config = _write(tmp_path / "sweep.json", QUADRATIC)
+    config = _quadratic(tmp_path)
     records = _each_target_gone("ray", config, tmp_path / "runs")
     assert len(records) >= 70
     _assert_each_refused(records, "ray")
 
 
 def test_the_local_engine_checks_the_targets_it_uses(tmp_path: Path) -> None:
-    config = _write(tmp_path / "local.json", LOCAL)
+    config = _local(tmp_path)
     records = _each_target_gone("local", config, tmp_path / "runs")
     names = {r["target"] for r in records}
     assert "ray.tune.schedulers.hyperband._Bracket._halves" in names
@@ -129,7 +128,7 @@ def test_the_local_engine_checks_the_targets_it_uses(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_the_local_engine_runs_without_a_target_only_ray_tune_uses(tmp_path: Path) -> None:
-    config = _write(tmp_path / "local.json", LOCAL)
+    config = _local(tmp_path)
     storage = tmp_path / "runs"
     args = ["run", "--config", str(config), "--storage", str(storage), "--no-dashboard"]
     done = _without(
@@ -146,7 +145,7 @@ def test_with_the_performance_patches_off_a_ray_without_their_targets_runs(
 ) -> None:
     # Trainable.train_buffered is a target of result_buffer (performance only); the
     # driver never calls it itself, so a Ray without it runs the sweep on its own terms.
-    config = _write(tmp_path / "sweep.json", QUADRATIC)
+    config = _quadratic(tmp_path)
     storage = tmp_path / "runs"
     args = ["run", "--config", str(config), "--storage", str(storage), "--no-dashboard"]
     target = ("ray.tune.trainable.trainable", "Trainable.train_buffered")
@@ -161,7 +160,7 @@ def test_with_the_performance_patches_off_a_ray_without_their_targets_runs(
 
 
 def test_an_unknown_patches_switch_exits_2_naming_it(tmp_path: Path) -> None:
-    config = _write(tmp_path / "sweep.json", QUADRATIC)
+    config = _quadratic(tmp_path)
     storage = tmp_path / "runs"
     sweeps = Sweeps(tmp_path, env=sweep_env(**{PATCHES_ENV: "fast"}))
     try:
