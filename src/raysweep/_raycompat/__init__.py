@@ -1,9 +1,12 @@
 """Every use of Ray's private API, one module per concern, checked at start-up.
 
-``targets.TARGETS`` declares each private name a module here patches or reads;
-``check_ray()`` resolves them on the installed Ray before a run writes
-anything. No module outside this package imports an underscore-named Ray
-module or name (``tests/test_architecture.py`` checks it).
+``declared.TARGETS`` declares each private name a module here patches or reads
+(fields included); ``check_ray()`` resolves those of the installed release and
+the engine about to run before a run writes anything. No module outside this
+package imports an underscore-named Ray module or name, or uses a private
+attribute of a Ray object (``tests/test_architecture.py``,
+``tests/_raycompat/test_private_names.py``). ``RAYSWEEP_RAY_PATCHES=off``
+turns the performance-only patches off (``switch.py``).
 """
 
 from raysweep._raycompat.targets import RAY_TESTED, RayCompatError, check_ray

@@ -19,6 +19,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from raysweep._raycompat.switch import perf_patch_applies
+
 _local: tuple[str, dict[str, str]] | None = None  # (node id, environment Ray started with)
 
 
@@ -26,7 +28,10 @@ def prepare_environment() -> None:
     """Put the variables Ray Tune gives trial actors into this environment before ``ray.init``.
 
     A value the user exported wins (and then Tune's runtime env is used as usual).
+    Nothing is set with the performance patches switched off.
     """
+    if not perf_patch_applies():
+        return
     for key, value in (tune_actor_env() or {}).items():
         os.environ.setdefault(key, value)
 
@@ -48,7 +53,7 @@ def forget_local_ray() -> None:
 @contextmanager
 def plain_trial_actors() -> Iterator[None]:
     """While the block runs, trial actors get no runtime env when it would add nothing."""
-    cache_cls = _cache_class()
+    cache_cls = _cache_class() if perf_patch_applies() else None
     tune_get = getattr(cache_cls, "get", None)
     if cache_cls is None or tune_get is None or "_raysweep" in getattr(tune_get, "__name__", ""):
         yield

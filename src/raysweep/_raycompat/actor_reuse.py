@@ -23,13 +23,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from raysweep._raycompat.switch import perf_patch_applies
+
 
 @contextmanager
 def keep_starting_actors() -> Iterator[None]:
     """While the block runs, a trial whose actor is starting waits for it."""
     controller = _controller_class()
     original = getattr(controller, "_maybe_reuse_cached_actor", None)
-    if original is None or getattr(original, "_raysweep", False):
+    if not perf_patch_applies() or original is None or getattr(original, "_raysweep", False):
         yield
         return
 

@@ -6,6 +6,8 @@ from typing import Any
 
 from ray.tune import Callback
 
+from raysweep._raycompat.switch import perf_patch_applies
+
 
 class EntryWarmer(Callback):
     """Encodes each ended trial's snapshot entry at the next turn of Ray Tune's loop.
@@ -21,12 +23,15 @@ class EntryWarmer(Callback):
 
     def __init__(self) -> None:
         self._ended: list[Any] = []
+        self.active = perf_patch_applies()  # off: Ray encodes every entry at the snapshot
 
     def on_trial_complete(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
-        self._ended.append(trial)
+        if self.active:
+            self._ended.append(trial)
 
     def on_trial_error(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
-        self._ended.append(trial)
+        if self.active:
+            self._ended.append(trial)
 
     def on_step_end(self, iteration: int, trials: list[Any], **info: Any) -> None:
         # Ray sets the ended status after the callbacks: encode one turn later.

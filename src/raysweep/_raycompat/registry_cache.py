@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from raysweep._raycompat.switch import perf_patch_applies
+
 _MISSING = object()
 Memo = dict[tuple[str, str, str], Any]  # ("get" | "has", category, key) -> answer
 
@@ -22,9 +24,9 @@ Memo = dict[tuple[str, str, str], Any]  # ("get" | "has", category, key) -> answ
 @contextmanager
 def memoized_registry() -> Iterator[None]:
     """Memoize trainable lookups in Ray Tune's global registry while the block runs."""
-    registry = _global_registry()
+    registry = _global_registry() if perf_patch_applies() else None
     if registry is None or getattr(registry, "_raysweep_memo", None) is not None:
-        yield  # a Ray Tune without these internals, or already memoized
+        yield  # switched off, a Ray Tune without these internals, or already memoized
         return
     memo: Memo = {}
     originals = {name: getattr(registry, name) for name in _WRAPPED}

@@ -12,7 +12,10 @@ results over 2 s becomes 100 s and at most 2 results.
 variables that give ``results`` reports per batch over at most ``seconds``: crossed
 for Ray 2.60 (the seconds then must be a whole number above 1, since Ray
 parses the length as an int), as documented once Ray passes them in order, and
-buffering off when the call's shape is not one of the two.
+buffering off when the call's shape is not one of the two. The crossed order is
+a declared target (``_raycompat/declared.py``): Ray 2.58.1, 2.59.0 and 2.60.0 all
+pass them crossed, and a release that changes it is refused at start-up until it
+is declared (or runs with ``RAYSWEEP_RAY_PATCHES=off``: no buffering).
 """
 
 from __future__ import annotations
@@ -20,11 +23,13 @@ from __future__ import annotations
 import inspect
 from typing import Literal
 
+from raysweep._raycompat.switch import perf_patch_applies
+
 LENGTH_ENV = "TUNE_RESULT_BUFFER_LENGTH"
 TIME_ENV = "TUNE_RESULT_BUFFER_MIN_TIME_S"
 
 Order = Literal["crossed", "documented", "unknown"]
-_CROSSED = "args = (buffer_length, buffer_time_s)"
+CROSSED_BUFFER_ARGS = "args = (buffer_length, buffer_time_s)"  # a declared target
 _DOCUMENTED = "args = (buffer_time_s, buffer_length)"
 
 
@@ -40,7 +45,7 @@ def argument_order() -> Order:
         return "unknown"
     if params[:3] != ("self", "buffer_time_s", "max_buffer_length"):
         return "unknown"
-    if _CROSSED in source:
+    if CROSSED_BUFFER_ARGS in source:
         return "crossed"
     if _DOCUMENTED in source:
         return "documented"
@@ -50,11 +55,12 @@ def argument_order() -> Order:
 def buffer_env(results: int, seconds: int) -> dict[str, str]:
     """Ray Tune's variables for batches of up to ``results`` reports over ``seconds``.
 
-    ``{}`` (Ray's default: no buffering) when the installed Ray's order is unknown.
+    ``{}`` (Ray's default: no buffering) when the installed Ray's order is unknown, or
+    with the performance patches switched off (``_raycompat/switch.py``).
     """
     if results < 2 or seconds < 2:
         raise ValueError(f"a buffer needs results >= 2 and seconds >= 2 (got {results}, {seconds})")
-    order = argument_order()
+    order = argument_order() if perf_patch_applies() else "unknown"
     if order == "crossed":
         return {LENGTH_ENV: str(seconds), TIME_ENV: str(results)}
     if order == "documented":

@@ -56,7 +56,9 @@ class LocalEngine:
         return ["execution: local (trials in this process, no Ray)"]
 
     def prepare(self, spec: SweepSpec, run: RunDir, options: EngineOptions, out: IO[str]) -> None:
-        """Nothing to check up front: the GBM library is checked with the spec."""
+        """The Ray Tune names the local engine uses (its searchers and schedulers are Ray
+        Tune's) against the installed Ray; the GBM library is checked with the spec."""
+        check_local_ray(out)
 
     def run(
         self,
@@ -92,6 +94,7 @@ class LocalEngine:
         if options.dry_run:
             print(f"dry run: would resume {run} in-process from {run.journal_path.name}", file=out)
             return 0
+        check_local_ray(out)
         from raysweep.local.drive import LocalOptions, drive_local
 
         recorded_warm = run.read_warm_start(dict(state))
@@ -104,6 +107,14 @@ class LocalEngine:
             notes=self.notes(options),
         )
         return drive_local(spec, run, local, out, stop)
+
+
+def check_local_ray(out: IO[str]) -> None:
+    """RayCompatError (exit 2) when a Ray Tune name the local engine uses does not match."""
+    from raysweep._raycompat import check_ray
+
+    for warning in check_ray("local"):
+        print(warning, file=out)
 
 
 if TYPE_CHECKING:  # the class implements the seam (checked by mypy)

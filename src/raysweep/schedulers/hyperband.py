@@ -7,6 +7,7 @@ from typing import Any
 
 from ray.tune.schedulers import HyperBandScheduler, TrialScheduler
 
+from raysweep._raycompat.scheduler_state import bracket_done_with
 from raysweep.config.schema import HyperbandScheduler
 
 
@@ -27,8 +28,7 @@ class FinishingHyperBandScheduler(HyperBandScheduler):
         action = str(super().on_trial_result(tune_controller, trial, result))
         if action != TrialScheduler.PAUSE:
             return action
-        bracket, _ = self._trial_info[trial]
-        if bracket._halves == 0 and not bracket.continue_trial(trial):
+        if bracket_done_with(self, trial):
             return str(TrialScheduler.STOP)
         return action
 

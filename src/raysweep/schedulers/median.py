@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ray.tune.schedulers import MedianStoppingRule, TrialScheduler
 
+from raysweep._raycompat.scheduler_state import ContinueOnInsufficientSamples
 from raysweep.config.schema import MedianScheduler
 from raysweep.schedulers.next_trial import NextTrialCursor
 
 
-class SweepMedianStoppingRule(NextTrialCursor, MedianStoppingRule):
+class SweepMedianStoppingRule(ContinueOnInsufficientSamples, NextTrialCursor, MedianStoppingRule):
     """Ray Tune's MedianStoppingRule with an O(1) choice of the next trial; trials never yield.
 
     Ray's rule pauses a trial after each report while fewer than
@@ -18,11 +17,9 @@ class SweepMedianStoppingRule(NextTrialCursor, MedianStoppingRule):
     give them its slot. A paused trial without checkpoints starts over from its
     first iteration, so each pause wastes its work and repeats its reports
     (Optuna then warns "step already reported"), and which trials get paused
-    depends on timing. Here such a trial simply continues.
+    depends on timing. Here such a trial simply continues
+    (``_raycompat/scheduler_state.py``).
     """
-
-    def _on_insufficient_samples(self, tune_controller: Any, trial: Any, time: float) -> str:
-        return TrialScheduler.CONTINUE
 
 
 def make_median(config: MedianScheduler, time_attr: str) -> TrialScheduler:

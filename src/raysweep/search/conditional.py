@@ -23,6 +23,7 @@ from typing import Any
 
 from ray.tune.search import Searcher
 
+from raysweep._raycompat.searcher_state import adopt_metric_mode
 from raysweep.config.conditions import Conditions, conditions, drop_inactive, ordered_names
 from raysweep.config.schema import is_sampled
 from raysweep.search.wrapping import WrappingSearcher
@@ -41,7 +42,7 @@ class ActiveOnly(WrappingSearcher):
         self, metric: str | None, mode: str | None, config: dict[str, Any], **spec: Any
     ) -> bool:
         ok = self.searcher.set_search_properties(metric, mode, config, **spec)
-        self._metric, self._mode = self.searcher.metric, self.searcher.mode
+        adopt_metric_mode(self, self.searcher)
         return bool(ok)
 
     def suggest(self, trial_id: str) -> dict[str, Any] | None:

@@ -6,6 +6,7 @@ from typing import Any
 
 from ray.tune.search import Searcher
 
+from raysweep._raycompat.searcher_state import adopt_metric_mode
 from raysweep.search.wrapping import WrappingSearcher
 
 INDEX_KEY = "__trial_index__"
@@ -28,7 +29,7 @@ class IndexedSearcher(WrappingSearcher):
         self, metric: str | None, mode: str | None, config: dict[str, Any], **spec: Any
     ) -> bool:
         ok = self.searcher.set_search_properties(metric, mode, config, **spec)
-        self._metric, self._mode = self.searcher.metric, self.searcher.mode
+        adopt_metric_mode(self, self.searcher)
         return bool(ok)
 
     def suggest(self, trial_id: str) -> dict[str, Any] | None:

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 import optuna
 from ray.tune.search import Searcher
 from ray.tune.search.optuna import OptunaSearch
 
+from raysweep._raycompat.searcher_state import (
+    optuna_pending,
+    optuna_told,
+    optuna_trial_and_study,
+)
 from raysweep.config.schema import OptunaOptions
 from raysweep.search.conditional import point_conditions
 from raysweep.search.points import complete_points
@@ -47,12 +52,12 @@ class PruningOptunaSearch(OptunaSearch):
     def on_trial_complete(
         self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False
     ) -> None:
-        if trial_id not in self._ot_trials or trial_id in self._completed_trials:
+        if not optuna_pending(self, trial_id):
             super().on_trial_complete(trial_id, result, error)  # Ray's warning
             return
         step = (result or {}).get(ITERATION)
         value = (result or {}).get(self.metric) if isinstance(self.metric, str) else None
-        ot_trial, study = self._ot_trials[trial_id], cast(Any, self._ot_study)
+        ot_trial, study = optuna_trial_and_study(self, trial_id)
         if error:  # Ray would record the last metric of an errored trial as complete
             study.tell(ot_trial, state=optuna.trial.TrialState.FAIL)
         elif (
@@ -70,7 +75,7 @@ class PruningOptunaSearch(OptunaSearch):
         else:
             super().on_trial_complete(trial_id, result, error)
             return
-        self._completed_trials.add(trial_id)
+        optuna_told(self, trial_id)
 
 
 def make_optuna(
