@@ -88,3 +88,16 @@ def test_a_standalone_benchmarks_documented_flags_are_its_own(name: str) -> None
     assert flags
     for flag in flags:
         assert flag in shown.stdout, (name, flag)
+
+
+def test_benchmarks_md_has_each_suite_section_once_and_the_registry_table() -> None:
+    """benchmarks.run rewrites these sections; a lost marker would drop a figure silently."""
+    text = (BENCH / "BENCHMARKS.md").read_text(encoding="utf-8")
+    for name in ("targets", *SUITE):
+        assert text.count(f"<!-- bench:{name}:start -->") == 1, name
+        assert text.count(f"<!-- bench:{name}:end -->") == 1, name
+        assert text.index(f"<!-- bench:{name}:start -->") < text.index(f"<!-- bench:{name}:end -->")
+    assert render_table() in text  # python -m benchmarks.run --list and the page agree
+    for b in BENCHMARKS:
+        if not b.suite:
+            assert f"benchmarks.{b.name}" in text.split("## Standalone benchmarks")[1], b.name
