@@ -1,8 +1,11 @@
-"""raysweep benchmarks: ``sweep run`` against raw Ray Tune scripts, side by side.
+"""raysweep benchmarks: ``sweep run`` against raw Ray Tune scripts and peers, side by side.
 
-Run everything with ``python -m benchmarks.run`` (``make bench``), a CI-sized
-smoke version with ``--quick``, or one benchmark alone (``python -m
-benchmarks.overhead``). Results go to ``benchmarks/results/*.json`` and the
+Every benchmark is one module ``benchmarks/<name>.py``, registered once in
+``benchmarks/registry.py`` and runnable alone (``python -m benchmarks.<name>``);
+``python -m benchmarks.run --list`` prints the table. ``python -m benchmarks.run``
+(``make bench``) runs the suite, ``--quick`` its CI-sized smoke version.
+``benchmarks/harness/`` holds the shared machinery, ``benchmarks/workloads/``
+what the benchmarks run. Results go to ``benchmarks/results/*.json`` and the
 figures to ``benchmarks/BENCHMARKS.md``.
 
 Nothing here is imported by raysweep itself, and the raw Ray Tune scripts never

@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import bench_result, log, ratio, summarize, target
-from benchmarks.launch import Launch, launch_sweep, workdir
+from benchmarks.harness.common import bench_result, log, ratio, summarize, target
+from benchmarks.harness.launch import Launch, launch_sweep, workdir
 
 NAME = "early_stopping"
 TITLE = "Early stopping pays"
@@ -64,7 +64,7 @@ def trainable_setup(max_t: int) -> tuple[str, dict[str, Any], dict[str, Any]]:
         "eta0": {"type": "loguniform", "low": 1e-5, "high": 1e-1},
         "epochs": max_t,
     }
-    return "benchmarks.trainables:sgd_breast_cancer", {}, space
+    return "benchmarks.workloads.trainables:sgd_breast_cancer", {}, space
 
 
 def sweep_config(method: str, samples: int, max_t: int, seed: int) -> dict[str, Any]:
@@ -291,7 +291,7 @@ def run(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m benchmarks.early_stopping [--quick] [--repeats SEEDS]``."""
-    from benchmarks.cli import bench_main
+    from benchmarks.harness.cli import bench_main
 
     return bench_main(NAME, __doc__.splitlines()[0], run, argv)
 

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import early_stopping as es
-from benchmarks.common import ratio
-from benchmarks.launch import launch_sweep, workdir
+from benchmarks.harness.common import ratio
+from benchmarks.harness.launch import launch_sweep, workdir
 
 MAX_T = 81
 RANDOM_TRIALS = 30

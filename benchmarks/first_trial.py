@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
-from benchmarks.common import interleave, ratio, summarize, target
-from benchmarks.launch import Launch
+from benchmarks.harness.common import interleave, ratio, summarize, target
+from benchmarks.harness.launch import Launch
 from benchmarks.overhead import NO_DASHBOARD, run_raw_noop, run_sweep_noop
 
 NAME = "first_trial"
@@ -95,7 +95,7 @@ def from_launches(runs: dict[str, list[Launch]]) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m benchmarks.first_trial [--quick] [--repeats N]``."""
-    from benchmarks.cli import bench_main
+    from benchmarks.harness.cli import bench_main
 
     return bench_main(NAME, __doc__.splitlines()[0], run, argv)
 

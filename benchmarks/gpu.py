@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import gpu_names, log, ratio, summarize, target
-from benchmarks.launch import Launch, launch_sweep, trial_events, workdir
+from benchmarks.harness.common import gpu_names, log, ratio, summarize, target
+from benchmarks.harness.launch import Launch, launch_sweep, trial_events, workdir
 
 NAME = "gpu"
 TITLE = "GPU packing and sharing (CNN-LSTM trading, torch_mlp)"
@@ -278,7 +278,7 @@ def _targets(table: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m benchmarks.gpu [--quick] [--repeats N]``."""
-    from benchmarks.cli import bench_main
+    from benchmarks.harness.cli import bench_main
 
     return bench_main(NAME, __doc__.splitlines()[0], run, argv)
 

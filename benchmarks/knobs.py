@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from benchmarks.common import bench_result, interleave, ratio, summarize
-from benchmarks.launch import Launch
+from benchmarks.harness.common import bench_result, interleave, ratio, summarize
+from benchmarks.harness.launch import Launch
 from benchmarks.overhead import launch_metrics, run_sweep_noop
 
 NAME = "knobs"
@@ -91,7 +91,7 @@ def run(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m benchmarks.knobs [--quick] [--repeats N] [--only a,b]``."""
-    from benchmarks.cli import parser, run_and_report
+    from benchmarks.harness.cli import parser, run_and_report
 
     p: argparse.ArgumentParser = parser(__doc__.splitlines()[0])
     p.add_argument("--only", default="", help="comma-separated variant names")

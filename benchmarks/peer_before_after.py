@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.launch import Launch, launch_sweep, workdir
+from benchmarks.harness.launch import Launch, launch_sweep, workdir
 from benchmarks.overhead import noop_config
 from benchmarks.peer_optuna import add_split
-from benchmarks.peer_workloads import WORKLOADS
+from benchmarks.workloads.peer_workloads import WORKLOADS
 
 KEYS = ("process_s", "cli_start_s", "ray_start_s", "fit_to_first_trial_body_s",
         "first_trial_s", "fit_to_first_marker_s", "fit_s", "steady_per_trial_s",

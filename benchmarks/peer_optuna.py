@@ -2,9 +2,9 @@
 
     python -m benchmarks.peer_optuna [--quick] [--repeats N] [--workloads demo,random200]
 
-For each workload of ``benchmarks.peer_workloads`` (the demo: 20 trials TPE +
+For each workload of ``benchmarks.workloads.peer_workloads`` (the demo: 20 trials TPE +
 ASHA; 200 trials random/FIFO; XGBoost multiclass on digits), plain Optuna in
-one process (``benchmarks.peer_optuna_plain``: ``n_jobs`` = slots, the same
+one process (``benchmarks.workloads.peer_optuna_plain``: ``n_jobs`` = slots, the same
 sampler and seed, successive halving for ASHA, the same split, rounds and report
 cadence) and ``sweep run`` run interleaved, repeat by repeat. Whole-process
 time for both; for raysweep the split: CLI start (Popen to ``ray.init``), Ray
@@ -27,9 +27,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import PYTHON, bench_result, interleave, ratio, summarize, target
-from benchmarks.launch import Launch, launch_command, launch_sweep, workdir
-from benchmarks.peer_workloads import WORKLOADS, Workload
+from benchmarks.harness.common import PYTHON, bench_result, interleave, ratio, summarize, target
+from benchmarks.harness.launch import Launch, launch_command, launch_sweep, workdir
+from benchmarks.workloads.peer_workloads import WORKLOADS, Workload
 
 NAME = "peer_optuna"
 TITLE = "Against plain Optuna"
@@ -56,7 +56,7 @@ def run_plain(work: Workload, trials: int | None, raysweep_trainable: bool = Fal
     """
     with workdir(NAME) as tmp:
         timings = tmp / "optuna.json"
-        cmd = [PYTHON, "-m", "benchmarks.peer_optuna_plain", "--workload", work.name]
+        cmd = [PYTHON, "-m", "benchmarks.workloads.peer_optuna_plain", "--workload", work.name]
         cmd += ["--timings", str(timings)]
         if trials:
             cmd += ["--trials", str(trials)]
@@ -266,7 +266,7 @@ def run(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m benchmarks.peer_optuna [--quick] [--repeats N] [--workloads a,b]``."""
-    from benchmarks.cli import parser, run_and_report
+    from benchmarks.harness.cli import parser, run_and_report
 
     p = parser(__doc__.splitlines()[0])
     known = ", ".join(WORKLOADS)

@@ -6,44 +6,22 @@ idle 2-core machine): the overhead benchmark at 40 trials (its runs also give
 the time-to-first-trial figure), the scale benchmark at 500 trials, the demo
 against plain Optuna and the search-quality benchmark (one sweep run of 4 trials;
 Optuna as its peer where .venv-peers exists), one repeat; results go to ``*.quick.json`` and
-BENCHMARKS.md is left alone.
+BENCHMARKS.md is left alone. ``--list`` prints every registered benchmark,
+standalone scripts included (benchmarks/registry.py).
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from benchmarks import (
-    early_stopping,
-    first_trial,
-    gpu,
-    knobs,
-    overhead,
-    peer_optuna,
-    scale,
-    search_quality,
-    slots,
-)
-from benchmarks.cli import parser, refresh_markdown, run_one
-from benchmarks.common import log, meta, write_result
-from benchmarks.launch import Launch
-
-RunFunc = Callable[..., dict[str, Any]]
-BENCHMARKS: dict[str, RunFunc] = {
-    "overhead": overhead.run,
-    "slots": slots.run,
-    "first_trial": first_trial.run,
-    "early_stopping": early_stopping.run,
-    "search_quality": search_quality.run,
-    "scale": scale.run,
-    "gpu": gpu.run,
-    "knobs": knobs.run,
-    "peer_optuna": peer_optuna.run,
-}
-QUICK = ("overhead", "first_trial", "scale", "peer_optuna", "search_quality")
+from benchmarks import first_trial
+from benchmarks.harness.cli import parser, refresh_markdown, run_one
+from benchmarks.harness.common import log, meta, write_result
+from benchmarks.harness.launch import Launch
+from benchmarks.registry import BY_NAME, QUICK_SUITE, SUITE, render_table
 
 
 def _first_trial_from_overhead(result: dict[str, Any]) -> dict[str, Any]:
@@ -61,15 +39,28 @@ def _first_trial_from_overhead(result: dict[str, Any]) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the chosen benchmarks, write their JSON and (full runs) BENCHMARKS.md."""
     p = parser(__doc__.splitlines()[0])
-    p.add_argument("--only", default="", help=f"comma-separated subset of {', '.join(BENCHMARKS)}")
+    p.add_argument("--only", default="", help=f"comma-separated subset of {', '.join(SUITE)}")
     p.add_argument("--skip", default="", help="comma-separated benchmarks to leave out")
+    p.add_argument(
+        "--list",
+        action="store_true",
+        help="print every registered benchmark (suite and standalone) and exit",
+    )
     args = p.parse_args(argv)
+    if args.list:
+        print(render_table())
+        return 0
     only = [x for x in args.only.split(",") if x]
     skip = {x for x in args.skip.split(",") if x}
-    unknown = [x for x in [*only, *skip] if x not in BENCHMARKS]
+    unknown = [x for x in [*only, *skip] if x not in SUITE]
     if unknown:
-        p.error(f"unknown benchmark(s) {unknown}; known: {', '.join(BENCHMARKS)}")
-    names = [n for n in (only or (QUICK if args.quick else BENCHMARKS)) if n not in skip]
+        standalone = [x for x in unknown if x in BY_NAME]
+        hint = f" ({', '.join(standalone)}: standalone, run python -m benchmarks.NAME)"
+        p.error(
+            f"unknown benchmark(s) {unknown}; known: {', '.join(SUITE)}"
+            + (hint if standalone else "")
+        )
+    names = [n for n in (only or (QUICK_SUITE if args.quick else SUITE)) if n not in skip]
     update_md = not args.quick and not args.no_md
     started = time.monotonic()
     results: list[dict[str, Any]] = []
@@ -83,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             result = run_one(
                 name,
-                BENCHMARKS[name],
+                BY_NAME[name].run_function(),
                 quick=args.quick,
                 repeats=args.repeats,
                 results_dir=args.results_dir,
@@ -92,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         results.append(result)
         if update_md:
             refresh_markdown(args.markdown, args.results_dir, [result])
-    from benchmarks.markdown import render_summary
+    from benchmarks.harness.markdown import render_summary
 
     for result in results:
         print(render_summary(result))

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import log, ratio, summarize, target
-from benchmarks.launch import Launch, launch_sweep, workdir
+from benchmarks.harness.common import log, ratio, summarize, target
+from benchmarks.harness.launch import Launch, launch_sweep, workdir
 from benchmarks.overhead import noop_config
 
 NAME = "scale"
@@ -124,7 +124,7 @@ def run(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m benchmarks.scale [--quick] [--repeats N]``."""
-    from benchmarks.cli import bench_main
+    from benchmarks.harness.cli import bench_main
 
     return bench_main(NAME, __doc__.splitlines()[0], run, argv)
 

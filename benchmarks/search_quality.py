@@ -1,6 +1,6 @@
 """5. Search quality: regret for the budget spent, raysweep's recipes against peers.
 
-Problems: multi-fidelity Hartmann-3 and -6 (search_quality_problems.py; a trial
+Problems: multi-fidelity Hartmann-3 and -6 (workloads/search_quality_problems.py; a trial
 runs fidelity 1..27, one report per step, known optimum). raysweep's recipes
 run through ``sweep run`` as users run them, 4 trials at once (one per CPU
 on a smaller machine)
@@ -28,17 +28,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import REPO, RESULTS_DIR, bench_result, log, target
-from benchmarks.launch import Launch, launch_sweep, workdir
-from benchmarks.search_quality_problems import PROBLEMS
-from benchmarks.search_quality_recipes import (
-    GRID_PROBLEMS,
-    MULTI_FIDELITY,
-    RECIPES,
-    SLOTS,
-    observations,
-)
-from benchmarks.search_quality_report import (
+from benchmarks.harness.common import REPO, RESULTS_DIR, bench_result, log, target
+from benchmarks.harness.launch import Launch, launch_sweep, workdir
+from benchmarks.harness.regret import (
     Run,
     bootstrap_ci,
     budget_to_reach,
@@ -46,6 +38,14 @@ from benchmarks.search_quality_report import (
     plot,
     regret_at,
     table,
+)
+from benchmarks.workloads.search_quality_problems import PROBLEMS
+from benchmarks.workloads.search_quality_recipes import (
+    GRID_PROBLEMS,
+    MULTI_FIDELITY,
+    RECIPES,
+    SLOTS,
+    observations,
 )
 
 NAME = "search_quality"
@@ -74,7 +74,7 @@ def peers_python() -> Path | None:
 
 def run_peer(python: Path, problem: str, peer: str, seed: int, budget: int) -> Run | str:
     """One peer's observations, or the reason it did not run."""
-    cmd = [str(python), "-m", "benchmarks.search_quality_peers", "--problem", problem,
+    cmd = [str(python), "-m", "benchmarks.workloads.search_quality_peers", "--problem", problem,
            "--optimizer", peer, "--seed", str(seed), "--budget", str(budget),
            "--workers", str(SLOTS)]  # fmt: skip
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=1800,
@@ -215,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m benchmarks.search_quality [--quick] [--repeats SEEDS] [--trials N] ...``."""
     import functools
 
-    from benchmarks.cli import parser, run_and_report
+    from benchmarks.harness.cli import parser, run_and_report
 
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--problems", default=None, help=f"comma-separated subset of {sorted(PROBLEMS)}")

@@ -12,8 +12,15 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
-from benchmarks.common import bench_result, interleave, launch_counts, ratio, summarize, target
-from benchmarks.launch import Launch, launch_raw, launch_sweep, workdir
+from benchmarks.harness.common import (
+    bench_result,
+    interleave,
+    launch_counts,
+    ratio,
+    summarize,
+    target,
+)
+from benchmarks.harness.launch import Launch, launch_raw, launch_sweep, workdir
 
 NAME = "slots"
 TITLE = "Slot efficiency"
@@ -84,7 +91,7 @@ def run(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m benchmarks.slots [--quick] [--repeats N]``."""
-    from benchmarks.cli import bench_main
+    from benchmarks.harness.cli import bench_main
 
     return bench_main(NAME, __doc__.splitlines()[0], run, argv)
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common import machine, summarize, versions
+from benchmarks.harness.common import machine, summarize, versions
 from raysweep.trainables.trading.backtest import run_backtest, signals
 from raysweep.trainables.trading.data import utc_ns, validate_bars
 from raysweep.trainables.trading.features import compute_features, valid_rows

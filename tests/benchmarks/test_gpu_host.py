@@ -2,14 +2,33 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
+from types import ModuleType
 
 import pytest
-from benchmarks.gpu_host import MANIFEST, NEVER, bundle, read_have, runtime_closure, unpack
+
+TOOL = Path(__file__).resolve().parents[2] / "tools" / "gpu_host.py"
+
+
+def _load_tool() -> ModuleType:
+    """The tool as the host runs it: a plain file, not part of an installed package."""
+    spec = importlib.util.spec_from_file_location("gpu_host", TOOL)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_tool = _load_tool()
+MANIFEST, NEVER, bundle, read_have = _tool.MANIFEST, _tool.NEVER, _tool.bundle, _tool.read_have
+runtime_closure, unpack = _tool.runtime_closure, _tool.unpack
 
 
 def make_wheel(folder: Path, name: str, size: int) -> Path:
@@ -84,3 +103,30 @@ def test_have_reads_pip_list_freeze_and_commas(tmp_path: Path) -> None:
     )
     assert read_have(listing) == {"ray", "pyyaml", "typing-extensions", "nvidia-ml-py"}
     assert read_have(None) == set()
+
+
+def run_tool(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python3 tools/gpu_host.py ...`` as docs/gpus.md writes it, from outside the repo."""
+    return subprocess.run(
+        [sys.executable, str(TOOL), *args], capture_output=True, text=True, timeout=60, cwd="/"
+    )
+
+
+def test_the_documented_commands_parse_as_written() -> None:
+    top = run_tool("--help")
+    assert top.returncode == 0, top.stderr
+    assert "pack" in top.stdout and "check" in top.stdout
+    pack = run_tool("pack", "--help")
+    assert pack.returncode == 0, pack.stderr
+    for flag in ("--python", "--have", "--bundle-mb"):
+        assert flag in pack.stdout
+    check = run_tool("check", "--help")
+    assert check.returncode == 0, check.stderr
+    assert "--only" in check.stdout and "--repeats" in check.stdout
+
+
+def test_pack_without_a_destination_or_with_a_bad_size_exits_2() -> None:
+    missing = run_tool("pack")
+    assert missing.returncode == 2 and "dest" in missing.stderr
+    bad = run_tool("pack", "wheels", "--bundle-mb", "lots")
+    assert bad.returncode == 2 and "lots" in bad.stderr

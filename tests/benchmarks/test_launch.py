@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchmarks.launch import Launch, fit_phases, trial_events
+from benchmarks.harness.launch import Launch, fit_phases, trial_events
 
 
 def write_events(path: Path, events: list[tuple[str, float]]) -> None:

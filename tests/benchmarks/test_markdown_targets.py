@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchmarks.markdown import update_targets
+from benchmarks.harness.markdown import update_targets
 
 
 def _result(title: str, value: float, date: str) -> dict[str, Any]:

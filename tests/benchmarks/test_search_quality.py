@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from benchmarks.search_quality_peers import run as run_peer
-from benchmarks.search_quality_problems import PROBLEMS
-from benchmarks.search_quality_recipes import RECIPES
-from benchmarks.search_quality_report import quartiles, regret_at, regret_at_time
+from benchmarks.harness.regret import quartiles, regret_at, regret_at_time
+from benchmarks.workloads.search_quality_peers import run as run_peer
+from benchmarks.workloads.search_quality_problems import PROBLEMS
+from benchmarks.workloads.search_quality_recipes import RECIPES
 
 from raysweep.config.load import parse_spec
 

@@ -158,7 +158,7 @@ DASHBOARD_ONLY = ("aiohttp-cors", "opencensus", "opencensus-context")
 def test_without_rays_default_extra_the_demo_runs_and_an_explicit_dashboard_exits_2(
     lightgbm_only_venv: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
-    """A GPU host packed by benchmarks/gpu_host.py has ray[tune] but not ray[default]."""
+    """A GPU host packed by tools/gpu_host.py has ray[tune] but not ray[default]."""
     venv, env = lightgbm_only_venv
     python, sweep = venv / "bin" / "python", venv / "bin" / "sweep"
     removed = subprocess.run(

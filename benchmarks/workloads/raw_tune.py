@@ -1,7 +1,7 @@
 """A raw Ray Tune script, as a user would write it: the baseline ``sweep run`` is measured against.
 
-    python -m benchmarks.raw_tune --trainable benchmarks.trainables:noop --num-samples 200 \\
-        --cpus 2 --storage /tmp/raw [--reuse-actors] [--timings t.json]
+    python -m benchmarks.workloads.raw_tune --trainable benchmarks.workloads.trainables:noop \\
+        --num-samples 200 --cpus 2 --storage /tmp/raw [--reuse-actors] [--timings t.json]
 
 Default settings except what the flags say: BasicVariantGenerator (random
 sampling of a uniform ``x``), default loggers and output, ``reuse_actors``

@@ -16,8 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import PYTHON, REPO, log
-from benchmarks.trainables import MARKER_ENV
+from benchmarks.harness.common import MARKER_ENV, PYTHON, REPO, log
 
 RSS_INTERVAL_S = 0.2
 PYTHONPATH_ENV = "RAYSWEEP_BENCH_PYTHONPATH"
@@ -191,7 +190,7 @@ def launch_sweep(
     """``sweep run`` on ``config`` written to ``cwd/sweep.json``; the run goes to ``cwd/runs``."""
     (cwd / "sweep.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
     timings = cwd / "timings.json"
-    cmd = [PYTHON, "-m", "benchmarks.probe", "--timings", str(timings)]
+    cmd = [PYTHON, "-m", "benchmarks.harness.probe", "--timings", str(timings)]
     cmd += ["run", "--config", "sweep.json"]
     cmd += ["--storage", str(cwd / "runs"), *args]
     launch, started = _run(variant, cmd, cwd, subprocess_env(pythonpath, **(env or {})), timeout)
@@ -270,9 +269,9 @@ def launch_raw(
     sleep_s: float | None = None,
     timeout: float = 3600,
 ) -> Launch:
-    """A raw Ray Tune script (``benchmarks.raw_tune``) with default settings."""
+    """A raw Ray Tune script (``benchmarks.workloads.raw_tune``) with default settings."""
     timings = cwd / "timings.json"
-    cmd = [PYTHON, "-m", "benchmarks.raw_tune", "--trainable", trainable]
+    cmd = [PYTHON, "-m", "benchmarks.workloads.raw_tune", "--trainable", trainable]
     cmd += ["--num-samples", str(num_samples), "--cpus", str(cpus)]
     cmd += ["--storage", str(cwd / "runs"), "--timings", str(timings)]
     if reuse_actors:

@@ -1,6 +1,6 @@
 """The peers of the search-quality benchmark, each through its own API (peers' venv).
 
-``python -m benchmarks.search_quality_peers --problem mfh6 --optimizer dehb
+``python -m benchmarks.workloads.search_quality_peers --problem mfh6 --optimizer dehb
 --seed 1 --budget 540 --workers 4`` prints one JSON object: the observations in
 the order they were made, each ``[budget used, wall s, value, regret]``.
 
@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.search_quality_problems import PROBLEMS, MFHartmann
+from benchmarks.workloads.search_quality_problems import PROBLEMS, MFHartmann
 
 Observation = list[float]  # [budget used, wall s, value, regret]
 

@@ -1,6 +1,6 @@
 """The workloads the peer benchmark runs both ways: ``sweep run`` and plain Optuna.
 
-Each is a sweep.json (what ``sweep run`` gets) that ``benchmarks.peer_optuna_plain``
+Each is a sweep.json (what ``sweep run`` gets) that ``benchmarks.workloads.peer_optuna_plain``
 turns into the same study. Slots are ``search.max_concurrent`` trials of one CPU
 each; plain Optuna runs them as ``n_jobs``.
 """
@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.common import REPO
+from benchmarks.harness.common import REPO
 
 DEMO: dict[str, Any] = json.loads((REPO / "sweeps" / "demo.json").read_text(encoding="utf-8"))
 

@@ -14,7 +14,8 @@ from typing import Any
 
 from ray import tune
 
-MARKER_ENV = "RAYSWEEP_BENCH_MARKERS"
+from benchmarks.harness.common import MARKER_ENV
+
 _marked = False
 
 

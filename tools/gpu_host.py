@@ -1,9 +1,13 @@
 """The GPU checks on an offline GPU host: pack the wheels here, install and run there.
 
+A tool, not a benchmark: it runs the GPU tests and ``benchmarks.gpu`` elsewhere.
+It lives outside ``src/`` and ``benchmarks/`` because the host runs it as a
+plain file with the standard library alone, before raysweep is installed.
+
 A GPU host often has CUDA and PyTorch but no package index. On a machine with
 one, from the project's environment:
 
-    python -m benchmarks.gpu_host pack WHEELS --python 3.12 [--have HOST_PACKAGES]
+    python tools/gpu_host.py pack WHEELS --python 3.12 [--have HOST_PACKAGES]
 
 downloads, for the host's Python, the wheels raysweep needs at run time (Ray
 Tune without the dashboard extras, the searchers, the GBM libraries; never
@@ -14,7 +18,7 @@ and grouped into folders ``WHEELS/bundle-NN`` of at most ``--bundle-mb`` MiB
 each, for transfers with a size limit. On the host, with this repository
 checked out and the bundle folders copied into one folder (or their files):
 
-    python3 benchmarks/gpu_host.py check WHEELS OUT [--quick]
+    python3 tools/gpu_host.py check WHEELS OUT [--quick]
 
 (standard library only) rebuilds and verifies the wheels, installs them into a
 new virtual environment that sees the host's own packages, torch included, and
@@ -279,8 +283,8 @@ def check(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m benchmarks.gpu_host pack|check ...``."""
-    parser = argparse.ArgumentParser(prog="benchmarks.gpu_host", description=__doc__.split("\n")[0])
+    """``python3 tools/gpu_host.py pack|check ...``."""
+    parser = argparse.ArgumentParser(prog="tools/gpu_host.py", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("pack", help="download and bundle the wheels (on a machine with an index)")
     p.add_argument("dest", type=Path)

@@ -1,6 +1,6 @@
 """raysweep's recipes in the search-quality benchmark: sweep.json as a user writes it.
 
-Every recipe runs through ``sweep run`` (benchmarks/launch.py) on the
+Every recipe runs through ``sweep run`` (benchmarks/harness/launch.py) on the
 multi-fidelity Hartmann trainable below, ``SLOTS`` trials at once. A recipe's trial
 budget is sized so that it can spend the benchmark's fidelity budget: a trial
 run to the end costs ``max_fidelity`` units, so full-fidelity recipes get
@@ -17,12 +17,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.search_quality_problems import PROBLEMS, MFHartmann
+from benchmarks.workloads.search_quality_problems import PROBLEMS, MFHartmann
 
 # 4 trials at once where the machine has the CPUs (one per trial), else one per CPU;
 # the peers' simulated workers are the same number.
 SLOTS = max(1, min(4, os.cpu_count() or 1))
-TRAINABLE = "benchmarks.search_quality_recipes:mf_hartmann"
+TRAINABLE = "benchmarks.workloads.search_quality_recipes:mf_hartmann"
 
 
 def mf_hartmann(config: dict[str, Any]) -> None:

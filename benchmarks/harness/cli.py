@@ -7,7 +7,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import BENCHMARKS_MD, RESULTS_DIR, bench_command, log, meta, write_result
+from benchmarks.harness.common import (
+    BENCHMARKS_MD,
+    RESULTS_DIR,
+    bench_command,
+    log,
+    meta,
+    write_result,
+)
 
 RunFunc = Callable[..., dict[str, Any]]
 
@@ -52,26 +59,15 @@ def run_one(
     return result
 
 
-ALL_BENCHMARKS = (
-    "overhead",
-    "slots",
-    "first_trial",
-    "early_stopping",
-    "search_quality",
-    "scale",
-    "gpu",
-    "knobs",
-    "peer_optuna",
-)
-
-
 def refresh_markdown(markdown: Path, results_dir: Path, results: list[dict[str, Any]]) -> None:
     """Rewrite the sections of ``results`` and the targets table (from every result file)."""
-    from benchmarks.common import load_result
-    from benchmarks.markdown import update_markdown, update_targets
+    from benchmarks.harness.common import load_result
+    from benchmarks.harness.markdown import update_markdown, update_targets
 
     update_markdown(markdown, results)
-    every = [load_result(results_dir, name) for name in ALL_BENCHMARKS]
+    from benchmarks.registry import SUITE
+
+    every = [load_result(results_dir, name) for name in SUITE]
     update_targets(markdown, [r for r in every if r is not None])
 
 
@@ -90,7 +86,7 @@ def run_and_report(
     )
     if not args.quick and not args.no_md:
         refresh_markdown(args.markdown, args.results_dir, [result])
-    from benchmarks.markdown import render_summary
+    from benchmarks.harness.markdown import render_summary
 
     print(render_summary(result))
     return 0

@@ -1,6 +1,6 @@
 """The peer: the same sweep written in plain Optuna, in one process (no raysweep, no Ray).
 
-    python -m benchmarks.peer_optuna_plain --workload demo --timings t.json
+    python -m benchmarks.workloads.peer_optuna_plain --workload demo --timings t.json
 
 What a user would write instead of ``sweep run`` for a one-machine GBM sweep:
 ``study.optimize(objective, n_trials, n_jobs=slots)`` with the GBM library
@@ -29,7 +29,7 @@ import optuna  # noqa: E402
 from sklearn import datasets  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 
-from benchmarks.peer_workloads import WORKLOADS, Workload  # noqa: E402
+from benchmarks.workloads.peer_workloads import WORKLOADS, Workload  # noqa: E402
 
 _IMPORTED = time.time()
 

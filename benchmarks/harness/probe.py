@@ -1,6 +1,6 @@
 """``sweep`` with timings: the console script's own ``main``, plus clocks around its stages.
 
-    python -m benchmarks.probe --timings t.json run --config sweep.json ...
+    python -m benchmarks.harness.probe --timings t.json run --config sweep.json ...
 
 Same process, same code path as the ``sweep`` console script (which is
 ``raysweep.cli:console``); it only wraps ``ray.init`` and ``ray.tune.Tuner.fit`` to

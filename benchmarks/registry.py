@@ -1,0 +1,110 @@
+"""Every benchmark, registered once: its name, what it measures, its quick variant, its command.
+
+``python -m benchmarks.run --list`` prints this table. Each row is a module
+``benchmarks/<module>.py`` that runs alone with ``python -m benchmarks.<module>``.
+Rows with ``suite=True`` are the ones ``python -m benchmarks.run`` (``make
+bench``) runs through their ``run()`` function and writes into BENCHMARKS.md's
+``<!-- bench:NAME -->`` sections; the others are standalone scripts with their
+own flags, whose figures are pasted into BENCHMARKS.md by hand. The shared
+machinery lives in ``benchmarks/harness/``, what the benchmarks run (trainables,
+peer programs, problems) in ``benchmarks/workloads/``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+RunFunc = Callable[..., dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One registered benchmark; ``quick`` is the flags of its small, CI-sized variant."""
+
+    name: str
+    measures: str
+    quick: str
+    suite: bool = False  # run by benchmarks.run, section written from its JSON
+    in_quick_suite: bool = False  # part of ``make bench-quick``
+    usage: str = ""  # flags beyond the shared ones, as the module's --help names them
+
+    @property
+    def module(self) -> str:
+        return f"benchmarks.{self.name}"
+
+    @property
+    def command(self) -> str:
+        return f"python -m {self.module}{' ' + self.usage if self.usage else ''}"
+
+    @property
+    def quick_command(self) -> str:
+        return f"python -m {self.module} {self.quick}"
+
+    def run_function(self) -> RunFunc:
+        """The suite's entry point, imported only when the benchmark runs."""
+        if not self.suite:
+            raise ValueError(f"{self.name} is a standalone script, not part of benchmarks.run")
+        run: RunFunc = importlib.import_module(self.module).run
+        return run
+
+
+BENCHMARKS: tuple[Benchmark, ...] = (
+    Benchmark("overhead", "trials/s of no-op trials on 2 slots: sweep run vs raw Ray Tune",
+              "--quick", suite=True, in_quick_suite=True),
+    Benchmark("slots", "slot efficiency: ideal wall time over actual for 1 s trials on 2 CPUs",
+              "--quick", suite=True),
+    Benchmark("first_trial", "process start to the first trial's body running",
+              "--quick", suite=True, in_quick_suite=True),
+    Benchmark("early_stopping", "ASHA and Hyperband vs full-budget random search: compute "
+              "to reach the same loss", "--quick", suite=True),
+    Benchmark("search_quality", "regret for the budget on multi-fidelity Hartmann-3/6: "
+              "raysweep's recipes vs Optuna, DEHB, SMAC3, Syne Tune",
+              "--quick", suite=True, in_quick_suite=True),
+    Benchmark("scale", "10,000 no-op trials: wall time and late/early throughput",
+              "--quick", suite=True, in_quick_suite=True),
+    Benchmark("gpu", "the CNN-LSTM trading sweep at 1, 0.5, 0.25, 0.125 GPU, with and "
+              "without MPS (needs an NVIDIA GPU)", "--quick", suite=True),
+    Benchmark("knobs", "what each Ray setting in tuner/ray_env.py is worth (no-op sweep)",
+              "--quick", suite=True, usage="[--only NAME,NAME]"),
+    Benchmark("peer_optuna", "the same GBM sweeps through sweep run and one plain Optuna "
+              "process", "--quick", suite=True, in_quick_suite=True,
+              usage="[--workloads demo,random200]"),
+    Benchmark("early_stopping_settings", "other ASHA / Hyperband settings on benchmark 4's "
+              "workload", "--seeds 1", usage="[--seeds 1,2,3] [--only NAME,NAME]"),
+    Benchmark("dashboard_cost", "what Ray's dashboard adds to a sweep's start-up",
+              "--repeats 1 --trials 10", usage="[--repeats N] [--trials N]"),
+    Benchmark("nightly_overhead", "what nightly.sh adds to a night beyond the sweep",
+              "--nights 2 --repeats 1", usage="[--nights N] [--repeats N]"),
+    Benchmark("peer_before_after", "the peer workloads through sweep run from two source "
+              "trees, interleaved", "--before BEFORE/src --repeats 1",
+              usage="--before BEFORE/src [--repeats N]"),
+    Benchmark("report_scale", "report.html size and build time for a 10,000-trial run",
+              "--trials 1000 --repeats 1", usage="[--trials N] [--repeats N] [--keep DIR]"),
+    Benchmark("status_scale", "sweep status / best / list on a 10,000-trial run",
+              "--trials 1000 --repeats 1", usage="[--trials N] [--repeats N]"),
+    Benchmark("resume_bench", "resume after kill -9: latency and trials redone",
+              "--repeats 1", usage="[--repeats N]"),
+    Benchmark("trading_throughput", "features and backtest of one fold on 100,000 bars",
+              "--bars 10000 --repeats 1", usage="[--bars N] [--repeats N] [--json]"),
+    Benchmark("validate_time", "sweep validate on every config in sweeps/",
+              "--repeats 1", usage="[--repeats N]"),
+)  # fmt: skip
+
+BY_NAME: dict[str, Benchmark] = {b.name: b for b in BENCHMARKS}
+SUITE: tuple[str, ...] = tuple(b.name for b in BENCHMARKS if b.suite)
+QUICK_SUITE: tuple[str, ...] = tuple(b.name for b in BENCHMARKS if b.in_quick_suite)
+
+
+def render_table() -> str:
+    """The table ``--list`` prints: Markdown, so BENCHMARKS.md can hold the same text."""
+    lines = [
+        "| name | measures | in `benchmarks.run` | quick variant | command |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for b in BENCHMARKS:
+        where = ("full + quick" if b.in_quick_suite else "full") if b.suite else "standalone"
+        lines.append(f"| {b.name} | {b.measures} | {where} | `{b.quick_command}` | `{b.command}` |")
+    return "\n".join(lines)

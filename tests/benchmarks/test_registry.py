@@ -1,0 +1,103 @@
+"""benchmarks/registry.py: every benchmark module registered once, harness and workloads apart."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from benchmarks.registry import BENCHMARKS, BY_NAME, QUICK_SUITE, SUITE, render_table
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+NOT_BENCHMARKS = {"__init__", "run", "registry"}
+
+
+def top_level_modules() -> set[str]:
+    return {p.stem for p in BENCH.glob("*.py")} - NOT_BENCHMARKS
+
+
+def imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found |= {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+    return found
+
+
+def test_every_benchmark_module_is_registered_once_and_nothing_else_is() -> None:
+    names = [b.name for b in BENCHMARKS]
+    assert len(names) == len(set(names)), names
+    assert set(names) == top_level_modules()
+
+
+def test_the_suite_rows_have_a_run_function_and_the_standalone_ones_refuse() -> None:
+    assert set(QUICK_SUITE) <= set(SUITE)
+    assert QUICK_SUITE.index("overhead") < QUICK_SUITE.index("first_trial")  # it reuses its runs
+    for name in SUITE:
+        assert callable(BY_NAME[name].run_function())
+    standalone = next(b for b in BENCHMARKS if not b.suite)
+    with pytest.raises(ValueError, match=standalone.name):
+        standalone.run_function()
+
+
+def test_harness_and_workloads_import_no_benchmark() -> None:
+    benchmark_modules = {f"benchmarks.{name}" for name in BY_NAME}
+    for folder in ("harness", "workloads"):
+        for path in (BENCH / folder).glob("*.py"):
+            assert not imported_modules(path) & benchmark_modules, path
+    for path in (BENCH / "harness").glob("*.py"):  # one way: workloads use the harness
+        assert not [m for m in imported_modules(path) if m.startswith("benchmarks.workloads")], path
+
+
+def test_list_prints_every_registered_benchmark_with_its_commands() -> None:
+    listing = subprocess.run(
+        [sys.executable, "-m", "benchmarks.run", "--list"],
+        cwd=BENCH.parent, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert listing.returncode == 0, listing.stderr
+    assert listing.stdout.strip() == render_table()
+    for b in BENCHMARKS:
+        assert f"`{b.quick_command}`" in listing.stdout and f"| {b.name} |" in listing.stdout
+
+
+def test_run_names_a_standalone_benchmark_it_does_not_run() -> None:
+    refused = subprocess.run(
+        [sys.executable, "-m", "benchmarks.run", "--only", "resume_bench"],
+        cwd=BENCH.parent, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert refused.returncode == 2
+    assert "resume_bench" in refused.stderr and "standalone" in refused.stderr
+
+
+@pytest.mark.parametrize("name", [b.name for b in BENCHMARKS if not b.suite])
+def test_a_standalone_benchmarks_documented_flags_are_its_own(name: str) -> None:
+    """Every flag the table prints is one the module's --help lists."""
+    bench = BY_NAME[name]
+    shown = subprocess.run(
+        [sys.executable, "-m", bench.module, "--help"],
+        cwd=BENCH.parent, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    words = f"{bench.usage} {bench.quick}".split()
+    flags = [w.strip("[]") for w in words if w.startswith(("--", "[--"))]
+    assert flags
+    for flag in flags:
+        assert flag in shown.stdout, (name, flag)
+
+
+def test_benchmarks_md_has_each_suite_section_once_and_the_registry_table() -> None:
+    """benchmarks.run rewrites these sections; a lost marker would drop a figure silently."""
+    text = (BENCH / "BENCHMARKS.md").read_text(encoding="utf-8")
+    for name in ("targets", *SUITE):
+        assert text.count(f"<!-- bench:{name}:start -->") == 1, name
+        assert text.count(f"<!-- bench:{name}:end -->") == 1, name
+        assert text.index(f"<!-- bench:{name}:start -->") < text.index(f"<!-- bench:{name}:end -->")
+    assert render_table() in text  # python -m benchmarks.run --list and the page agree
+    for b in BENCHMARKS:
+        if not b.suite:
+            assert f"benchmarks.{b.name}" in text.split("## Standalone benchmarks")[1], b.name
