@@ -5,7 +5,8 @@ as soon as a new one is registered. Its experiment snapshot reaches the run
 directory later, so a snapshot there could name a deleted checkpoint; Ray avoids
 that by forcing a full snapshot whenever a trial has registered ``num_to_keep``
 checkpoints since the last one, which in a sweep that checkpoints often is most
-of the driver's work (BENCHMARKS.md, "Cheaper snapshots").
+of the driver's work (measured when this module was added; the figures are in git
+history, BENCHMARKS.md keeps the current ones only).
 
 While ``deferred_rotation()`` is active, a deletion Ray asks for waits until a
 snapshot taken after the request has been copied to the run directory
