@@ -148,24 +148,31 @@ def test_gpus_with_a_cluster_is_explained(project: Path, cluster: dict[str, Any]
     assert "gpus: none" in done.stdout
 
 
-def test_ray_job_submit_runs_a_sweep(
-    project: Path, tmp_path: Path, cluster: dict[str, Any]
-) -> None:
-    storage = tmp_path / "job-runs"
+SWEEP_RUN_IN_JOB = ("sweep", "run", "--config", "sweep.json", "--storage")  # + an absolute one
+
+
+def _submit_job(cluster: dict[str, Any], working_dir: Path, *entrypoint: str) -> str:
+    """``ray job submit --working-dir DIR -- ENTRYPOINT...``: its exit code and output."""
     deadline = time.monotonic() + 90
     while True:  # the head's job agent registers a while after the cluster is up
         done = subprocess.run(
             [str(BIN / "ray"), "job", "submit",
              "--address", f"http://127.0.0.1:{cluster['dashboard_port']}",
-             "--working-dir", str(project), "--",
-             "sweep", "run", "--config", "sweep.json", "--storage", str(storage)],
-            cwd=project, env=_env(), capture_output=True, text=True, timeout=300,
+             "--working-dir", str(working_dir), "--", *entrypoint],
+            cwd=working_dir, env=_env(), capture_output=True, text=True, timeout=300,
         )  # fmt: skip
         output = done.stdout + done.stderr
         if "No available agent" not in output or time.monotonic() > deadline:
-            break
+            return f"exit code {done.returncode}\n{output}"
         time.sleep(3)
-    assert done.returncode == 0, output
+
+
+def test_ray_job_submit_runs_a_sweep(
+    project: Path, tmp_path: Path, cluster: dict[str, Any]
+) -> None:
+    storage = tmp_path / "job-runs"
+    output = _submit_job(cluster, project, *SWEEP_RUN_IN_JOB, str(storage))
+    assert output.startswith("exit code 0\n"), output
     assert "succeeded" in output and "[4/4]" in output  # the job's log has the trial lines
     nodes = _check_run(RunDir(storage / "cluster"))
     assert nodes <= set(cluster["nodes"])
@@ -231,4 +238,30 @@ def test_a_sibling_that_cannot_travel_exits_2_naming_it(
     assert done.returncode == 2, done.stdout + done.stderr
     assert "No module named 'features_sibling'" in done.stderr
     assert "--working-dir" in done.stderr and "Traceback" not in done.stderr
+    assert not storage.exists()
+
+
+def test_a_ray_job_whose_trainable_imports_its_sibling_completes(
+    sibling_project: Path, tmp_path: Path, cluster: dict[str, Any]
+) -> None:
+    storage = tmp_path / "job-runs"  # the import check runs inside the job, then the trials
+    output = _submit_job(cluster, sibling_project, *SWEEP_RUN_IN_JOB, str(storage))
+    assert output.startswith("exit code 0\n"), output
+    _check_run(RunDir(storage / "sibling"))  # every trial completed
+
+
+def test_a_ray_job_whose_sibling_is_not_in_its_working_dir_exits_2(
+    sibling_project: Path, tmp_path: Path, cluster: dict[str, Any]
+) -> None:
+    extra = tmp_path / "extra"  # on the job driver's path only: the nodes' workers lack it
+    extra.mkdir()
+    (sibling_project / "features_sibling.py").rename(extra / "features_sibling.py")
+    storage = tmp_path / "job-runs"
+    command = (
+        f'PYTHONPATH="$PYTHONPATH:{extra}" exec sweep run --config sweep.json --storage {storage}'
+    )
+    output = _submit_job(cluster, sibling_project, "sh", "-c", command)
+    assert "failed with exit code 2" in output, output  # Ray's words for the entrypoint's exit
+    assert "No module named 'features_sibling'" in output
+    assert "ray job submit --working-dir" in output and "Traceback" not in output
     assert not storage.exists()

@@ -11,8 +11,11 @@ The connection made here is the one the run then uses (``ray_session``).
 
 from __future__ import annotations
 
+import os
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
 from raysweep._raycompat.targets import RAY_TESTED, version_tested
@@ -54,6 +57,17 @@ def preflight_cluster(spec: SweepSpec, options: RayOptions, shipment: Shipment) 
     Raises ClusterVersionError (another Ray or Python) or ConfigError (a node
     cannot import the trainable); the connection stays open for the run.
     """
+    # Inside a Ray Job the probe inherits the job's runtime environment (its working
+    # directory), as the trials do: no runtime_env of its own.
+    with _back_into_job_directory(shipment.in_job):
+        info = _join_same_versions(options)
+        if spec.trainable not in BUILTIN_TRAINABLES:
+            check_import_on_nodes(spec.trainable, shipment)
+    return info
+
+
+def _join_same_versions(options: RayOptions) -> RayInfo:
+    """Join the cluster; ClusterVersionError when it runs another Ray or Python."""
     here = Versions.here()
     try:
         info = join_cluster(options)
@@ -66,13 +80,29 @@ def preflight_cluster(spec: SweepSpec, options: RayOptions, shipment: Shipment) 
     served = _cluster_versions()
     if served is not None and served.ray != here.ray:  # Ray Client checks only Python
         raise ClusterVersionError(mismatch_message(options.address, served, here))
-    # Inside a Ray Job the trials import from the job's working directory. A task run
-    # there before the trials once failed to fetch that directory's package from the
-    # GCS (RuntimeEnvSetupError, two-node loopback cluster under load), so it is not
-    # probed; the trials report a missing module as their error.
-    if spec.trainable not in BUILTIN_TRAINABLES and not shipment.in_job:
-        check_import_on_nodes(spec.trainable, shipment)
     return info
+
+
+@contextmanager
+def _back_into_job_directory(in_job: bool) -> Iterator[None]:
+    """Inside a Ray Job, re-enter the job's working directory by its path afterwards.
+
+    A node that sets up the job's working directory for the first time unpacks it
+    afresh, removing what is at its path (Ray's working_dir plugin, ``overwrite=True``),
+    and Ray sets it up on every node once the job's driver connects. Nodes that share
+    a temporary directory (two nodes on one machine, as on the loopback test cluster)
+    share that path: the worker node removed the head's copy under the job's driver,
+    whose next ``os.getcwd()`` failed with FileNotFoundError (the first job on a fresh
+    loopback cluster, 3 of 3). Once the import check has run on every node, each has
+    unpacked the copy, so entering the path again finds the one that stays.
+    """
+    here = os.getcwd() if in_job else None
+    try:
+        yield
+    finally:
+        if here is not None:
+            with suppress(OSError):
+                os.chdir(here)
 
 
 def mismatch_message(address: str | None, cluster: Versions, here: Versions) -> str:

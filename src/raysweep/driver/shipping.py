@@ -48,11 +48,13 @@ class Shipment:
     in_job: bool = False  # inside a Ray Job, whose own runtime environment carries the code
 
     def describe(self) -> str:
+        if self.in_job:
+            return "nothing: inside a Ray Job the job's working directory carries the code"
         if self.working_dir:
             return f"the folder {self.working_dir}"
         if self.py_modules:
             return " and ".join(self.py_modules) + " alone"
-        return "no code (the trainable's module is installed, or inside a Ray Job)"
+        return "no code (the trainable's module is installed)"
 
 
 def plan_shipment(trainable: str, working_dir: str | None, storage: Path | None) -> Shipment:
@@ -159,8 +161,9 @@ def check_import_on_nodes(trainable: str, shipment: Shipment) -> None:
     if shipment.why_module_only:
         text += f" ({shipment.why_module_only})"
     if missing:
+        ship = "ray job submit --working-dir DIR" if shipment.in_job else "--working-dir DIR"
         text += (
-            f". Ship the folder that holds module {missing!r} with --working-dir DIR (it goes "
+            f". Ship the folder that holds module {missing!r} with {ship} (it goes "
             f"first on the nodes' import path), or install {missing!r} on every node"
         )
     raise ConfigError(text + ". Nothing was written (docs/cluster.md, 'What travels').")
