@@ -14,7 +14,8 @@ when all its trials reach the rung, so at one slot it stops nothing: its sweep
 admits the whole bracket (9 trials, 1 CPU each; 2 run at a time on 2 cores, the
 rest wait paused or pending). Synchronous halving decides on the results at each
 rung, whatever order the trials got there in, so that sweep too is a function of
-the seed.
+the seed. It is killed after its 4th, 7th and 10th start, while a trial waits at
+its rung.
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ ENGINE_SCHEDULERS = {"ray": tuple(SCHEDULERS), "local": ("asha", "median")}
 # the largest bracket of max_t 9, reduction_factor 3 (schedulers/hyperband.py) at once
 WHOLE_BRACKET: dict[str, Any] = {"max_concurrent": 9}
 KILL_AFTER_STARTS = (2, 4, 6)
+# Hyperband's 4th, 7th and 10th starts: the first two kills land while a trial waits
+# paused at its rung for the rest of its bracket (it is paused again on resume)
+KILL_HYPERBAND_AFTER = (4, 7, 10)
 ENGINES = ("ray", "local")
 RAY: dict[str, Any] = {  # a user trainable that checkpoints every report
     "trainable": "examples.checkpointing:fit",
@@ -120,7 +124,7 @@ def interrupted(
     try:
         config = sweep_config(tmp / "c.json", engine, scheduler)
         args = ["run", "--config", str(config), "--storage", str(tmp / "runs"), "--no-dashboard"]
-        for after in KILL_AFTER_STARTS:
+        for after in KILL_HYPERBAND_AFTER if scheduler == "hyperband" else KILL_AFTER_STARTS:
             proc = sweeps.start(*args)
             deadline = time.monotonic() + 300
             while starts(run_dir) < after and proc.poll() is None:
