@@ -288,6 +288,16 @@ def _schedulers_and_searchers() -> list[Target]:
             "scheduler_state",
             BOTH,
         ),
+        # paused_trials.py: Hyperband's paused trials rebuilt on a Ray engine resume (it
+        # also reads HyperBandScheduler._trial_info, declared above)
+        *_fields(hyperband, "_Bracket", "trials_to_unpause", "paused_trials"),
+        Target(
+            _TC,
+            "TuneController._set_trial_status",
+            "callable",
+            ("self", "trial", "status"),
+            "paused_trials",
+        ),
         *_fields(_SEARCHER, "Searcher", "_metric _mode", "searcher_state", BOTH),
         *_fields(
             _OPTUNA,

@@ -6,6 +6,7 @@ from raysweep._raycompat import experiment_state
 from raysweep.config.schema import SweepSpec
 from raysweep.rundir import Part, RunDir
 from raysweep.schedulers.restore import RecordedTrial
+from raysweep.search.indexed import INDEX_KEY
 from raysweep.tuner.build import TIME_ATTR
 
 
@@ -20,8 +21,22 @@ def scheduler_keys(spec: SweepSpec) -> tuple[str, ...]:
 
 
 def recorded_trials(run: RunDir, part: Part, spec: SweepSpec) -> list[RecordedTrial]:
-    """The trials of ``part``'s newest snapshot in creation order, with their recorded rows."""
+    """The trials of ``part``'s newest snapshot in creation order, with their recorded rows.
+
+    The snapshot lists its trials in no fixed order (Ray keeps them in a set until
+    they are written; a restore re-adds them newest result first), so they are put
+    in the order the searcher suggested them: Hyperband's brackets are filled in
+    the order trials are added.
+    """
     with run.local_experiment(part, write_back=False) as exp_dir:
         states = experiment_state.read_trial_states(exp_dir)
         rows = experiment_state.read_trial_rows(exp_dir, scheduler_keys(spec))
+    states = sorted(states, key=_suggested_at)
     return [RecordedTrial(s["trial_id"], tuple(rows.get(s["trial_id"], ()))) for s in states]
+
+
+def _suggested_at(state: dict[str, object]) -> int:
+    """The trial's index in suggestion order (a trial without one, last, in snapshot order)."""
+    config = state.get("config")
+    index = config.get(INDEX_KEY) if isinstance(config, dict) else None
+    return index if isinstance(index, int) else 1 << 62

@@ -21,8 +21,9 @@ controller during that replay: the restored trials, and nothing it could change.
 The asynchronous schedulers (ASHA, the median rule) decide from results alone,
 so their state is rebuilt exactly when the trials ran one at a time. Synchronous
 Hyperband also decides from the trials' statuses (paused, waiting for their
-bracket), which a restored experiment does not have: its state is not rebuilt, and
-a resume says so (:func:`resume_note`).
+bracket): its history is replayed as a simulation of the killed experiment
+(``schedulers/hyperband_replay.py``), and the trials it leaves waiting are paused
+in Ray's controller again. The local engine refuses Hyperband.
 """
 
 from __future__ import annotations
@@ -32,9 +33,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ray.tune.experiment import Trial
-from ray.tune.schedulers import TrialScheduler
+from ray.tune.schedulers import HyperBandScheduler, TrialScheduler
 
-REBUILT = frozenset({"fifo", "asha", "median"})  # scheduler types whose state a resume rebuilds
+from raysweep._raycompat.paused_trials import pause_in_controller
+from raysweep.schedulers.hyperband_replay import replay_hyperband
+
+REBUILT = frozenset(
+    {"fifo", "asha", "median", "hyperband"}
+)  # scheduler types whose state a resume rebuilds
 
 
 def resume_note(scheduler_type: str) -> str | None:
@@ -43,7 +49,7 @@ def resume_note(scheduler_type: str) -> str | None:
         return None
     return (
         f"note: the {scheduler_type} scheduler's state is not rebuilt after an interruption; "
-        "it decides from the results it sees from now on (asha and median are rebuilt)"
+        "it decides from the results it sees from now on (asha, hyperband and median are rebuilt)"
     )
 
 
@@ -94,11 +100,16 @@ class RestoringScheduler(TrialScheduler):
         self._replayed = False
 
     # -- the history ------------------------------------------------------------------
-    def _replay(self) -> None:
+    def _replay(self, tune_controller: Any) -> None:
         if self._replayed:
             return
         self._replayed = True
         trials = [self._restored[i] for i in self._order if i in self._restored]
+        if isinstance(self.inner, HyperBandScheduler):
+            history = {i: r.rows for i, r in self._recorded.items()}
+            for waiting in replay_hyperband(self.inner, trials, history, self._skipped):
+                pause_in_controller(tune_controller, waiting)
+            return
         # Ray types the argument as its TuneController; the stand-in has what they read.
         stand_in: Any = ReplayController(trials)
         for trial in trials:
@@ -114,11 +125,14 @@ class RestoringScheduler(TrialScheduler):
             elif rows:
                 self._held[trial.trial_id] = rows
 
+    def _skipped(self, row: dict[str, Any]) -> bool:
+        """Whether Ray's stopper ended the trial at ``row``: its scheduler was not asked."""
+        return bool(self._stop_at and int(row.get(self._time_attr, 0)) >= self._stop_at)
+
     def _give(self, controller: Any, trial: Trial, rows: Sequence[dict[str, Any]]) -> None:
         for row in rows:
-            if self._stop_at and int(row.get(self._time_attr, 0)) >= self._stop_at:
-                continue  # Ray's stopper ended the trial here; its scheduler was not asked
-            self.inner.on_trial_result(controller, trial, dict(row))
+            if not self._skipped(row):
+                self.inner.on_trial_result(controller, trial, dict(row))
 
     def _continue(self, controller: Any, trial: Trial, result: dict[str, Any]) -> None:
         """A continuing trial's first new result: first its recorded rows before it."""
@@ -143,31 +157,31 @@ class RestoringScheduler(TrialScheduler):
         if not self._replayed and trial.trial_id in self._recorded:
             self._restored[trial.trial_id] = trial
             return
-        self._replay()
+        self._replay(tune_controller)
         self.inner.on_trial_add(tune_controller, trial)
 
     def on_trial_error(self, tune_controller: Any, trial: Trial) -> None:
-        self._replay()
+        self._replay(tune_controller)
         self._held.pop(trial.trial_id, None)
         self.inner.on_trial_error(tune_controller, trial)
 
     def on_trial_result(self, tune_controller: Any, trial: Trial, result: dict[str, Any]) -> str:
-        self._replay()
+        self._replay(tune_controller)
         self._continue(tune_controller, trial, result)
         return str(self.inner.on_trial_result(tune_controller, trial, result))
 
     def on_trial_complete(self, tune_controller: Any, trial: Trial, result: dict[str, Any]) -> None:
-        self._replay()
+        self._replay(tune_controller)
         self._continue(tune_controller, trial, result)
         self.inner.on_trial_complete(tune_controller, trial, result)
 
     def on_trial_remove(self, tune_controller: Any, trial: Trial) -> None:
-        self._replay()
+        self._replay(tune_controller)
         self._held.pop(trial.trial_id, None)
         self.inner.on_trial_remove(tune_controller, trial)
 
     def choose_trial_to_run(self, tune_controller: Any) -> Trial | None:
-        self._replay()
+        self._replay(tune_controller)
         return self.inner.choose_trial_to_run(tune_controller)
 
     def debug_string(self) -> str:

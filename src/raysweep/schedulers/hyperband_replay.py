@@ -1,0 +1,133 @@
+"""Synchronous Hyperband's history, replayed as a simulation of the killed experiment.
+
+Hyperband decides from results and from the trials' statuses: a trial that
+reaches its bracket's rung before the others is PAUSED, and when the last one
+gets there the bracket is halved, stopping the paused bad trials
+(``tune_controller.stop_trial``) and releasing the good ones. A restored
+experiment has no paused trials (Ray makes every unfinished one PENDING), so
+feeding the rows as the asynchronous schedulers get them is not enough.
+
+The replay sets each restored trial's ``status`` while it runs: RUNNING while
+its rows are fed, PAUSED on a PAUSE decision, TERMINATED on STOP or when the
+stand-in controller stops it. A trial runs when Hyperband would run it (PENDING,
+or PAUSED and released by its bracket), in creation order, until its rows run
+out or Hyperband pauses or stops it. A bracket halves only when every live trial
+has reached its rung, on the results at that rung, so the order in which the
+trials got there does not change what it decides. Afterwards the real statuses
+are put back; the trials left paused and waiting are returned, for the driver to
+pause in Ray's controller too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ray.tune.experiment import Trial
+from ray.tune.schedulers import TrialScheduler
+
+from raysweep._raycompat.paused_trials import released
+
+Rows = Sequence[dict[str, Any]]
+TERMINAL = (Trial.TERMINATED, Trial.ERROR)
+
+
+class SimulatedController:
+    """The controller Hyperband sees during the replay: statuses it may read and change."""
+
+    def __init__(self, scheduler: TrialScheduler, trials: Sequence[Trial]) -> None:
+        self._scheduler, self._trials = scheduler, list(trials)
+
+    def get_trials(self) -> list[Trial]:
+        return list(self._trials)
+
+    def get_live_trials(self) -> set[Trial]:
+        return {t for t in self._trials if t.status not in TERMINAL}
+
+    def stop_trial(self, trial: Trial) -> None:
+        """As Ray's controller stops a trial Hyperband did not just decide on."""
+        if trial.status in TERMINAL:
+            return
+        controller: Any = self  # Ray types it as its TuneController
+        if trial.status in (Trial.PENDING, Trial.PAUSED):
+            self._scheduler.on_trial_remove(controller, trial)
+        else:
+            self._scheduler.on_trial_complete(controller, trial, dict(trial.last_result or {}))
+        trial.status = Trial.TERMINATED
+
+
+def replay_hyperband(
+    scheduler: TrialScheduler,
+    trials: Sequence[Trial],
+    rows: Mapping[str, Rows],
+    skip: Callable[[dict[str, Any]], bool],
+) -> list[Trial]:
+    """Give ``scheduler`` the history of ``trials`` (creation order); return those left waiting.
+
+    ``skip``: rows the scheduler was never asked about (past the stop rule).
+    """
+    real = {t.trial_id: t.status for t in trials}
+    fed = dict.fromkeys(real, 0)
+    stand_in: Any = SimulatedController(scheduler, trials)  # typed as Ray's TuneController
+    try:
+        for trial in trials:
+            trial.status = Trial.PENDING
+            scheduler.on_trial_add(stand_in, trial)
+        progress = True
+        while progress:
+            progress = False
+            for trial in trials:
+                if fed[trial.trial_id] < len(rows.get(trial.trial_id, ())) and _runs(
+                    scheduler, trial
+                ):
+                    _run(scheduler, stand_in, trial, rows[trial.trial_id], fed, skip)
+                    progress = True
+        for trial in trials:  # ended in the killed experiment, not in the replay
+            if trial.status not in TERMINAL and real[trial.trial_id] in TERMINAL:
+                if real[trial.trial_id] == Trial.ERROR:
+                    scheduler.on_trial_error(stand_in, trial)
+                else:
+                    scheduler.on_trial_complete(stand_in, trial, dict(trial.last_result or {}))
+                trial.status = real[trial.trial_id]
+        return [
+            t
+            for t in trials
+            if t.status == Trial.PAUSED
+            and real[t.trial_id] not in TERMINAL
+            and not released(scheduler, t)
+        ]
+    finally:
+        for trial in trials:
+            trial.status = real[trial.trial_id]
+
+
+def _runs(scheduler: TrialScheduler, trial: Trial) -> bool:
+    """Whether Hyperband would run ``trial`` now (``choose_trial_to_run``'s rule)."""
+    if trial.status == Trial.PENDING:
+        return True
+    return trial.status == Trial.PAUSED and released(scheduler, trial)
+
+
+def _run(
+    scheduler: TrialScheduler,
+    stand_in: Any,
+    trial: Trial,
+    rows: Rows,
+    fed: dict[str, int],
+    skip: Callable[[dict[str, Any]], bool],
+) -> None:
+    """Feed ``trial``'s next rows until Hyperband pauses or stops it, or they run out."""
+    trial.status = Trial.RUNNING
+    action, last = TrialScheduler.CONTINUE, None
+    while fed[trial.trial_id] < len(rows) and action == TrialScheduler.CONTINUE:
+        last = dict(rows[fed[trial.trial_id]])
+        fed[trial.trial_id] += 1
+        if not skip(last):
+            action = scheduler.on_trial_result(stand_in, trial, last)
+    if action == TrialScheduler.STOP:
+        scheduler.on_trial_complete(stand_in, trial, last or {})
+        trial.status = Trial.TERMINATED
+    elif action == TrialScheduler.PAUSE:
+        trial.status = Trial.PAUSED
+    else:  # its rows ran out while it ran: it continues (or ended) in the real experiment
+        trial.status = Trial.PENDING
