@@ -4,8 +4,9 @@
 order the executor made the matching calls into the searcher and scheduler:
 
 - ``{"e": "suggest", "id", "index", "config"}``: the searcher suggested a trial;
-- ``{"e": "end", "id", "index", "status", "rows", "error", "started", "ended"}``: a
-  trial ended (``completed``, ``stopped`` or ``errored``) with every row it reported.
+- ``{"e": "end", "id", "index", "status", "rows", "error_file", "started", "ended"}``:
+  a trial ended (``completed``, ``stopped`` or ``errored``) with every row it reported;
+  ``error_file`` is the path of its error text, or null.
 
 A trial is finished exactly when its ``end`` line is in the file. Each line is one
 ``write`` on a descriptor opened with ``O_APPEND``, so a ``kill -9`` leaves at most
@@ -39,7 +40,7 @@ class Journal:
         self._write({"e": SUGGEST, "id": trial_id, "index": index, "config": config})
 
     def ended(self, record: dict[str, Any]) -> None:
-        """Record a finished trial: ``{"id", "index", "status", "rows", "error", ...}``."""
+        """Record a finished trial: ``{"id", "index", "status", "rows", "error_file", ...}``."""
         self._write({"e": END, **record})
 
     def _write(self, record: dict[str, Any]) -> None:
