@@ -76,7 +76,7 @@ def test_random_extension_continues_the_seeded_sequence(tmp_path: Path) -> None:
     first = build_search_alg(spec("random", 3))
     run_trials(first, 3)
     save(first, tmp_path / "tune")
-    extension = build_search_alg(spec("random", 5), start_index=3, warm_start=tmp_path / "tune")
+    extension = build_search_alg(spec("random", 5), start_index=3, continued_from=tmp_path / "tune")
     extra = run_trials(extension, 2, first=3)
     assert extra == uninterrupted[3:]
     assert [c[INDEX_KEY] for c in extra] == [3, 4]
@@ -85,7 +85,7 @@ def test_random_extension_continues_the_seeded_sequence(tmp_path: Path) -> None:
 def test_random_extension_without_saved_state_fast_forwards(tmp_path: Path) -> None:
     uninterrupted = run_trials(build_search_alg(spec("random", 5)), 5)
     (tmp_path / "tune").mkdir()
-    extension = build_search_alg(spec("random", 5), start_index=3, warm_start=tmp_path / "tune")
+    extension = build_search_alg(spec("random", 5), start_index=3, continued_from=tmp_path / "tune")
     assert run_trials(extension, 2, first=3) == uninterrupted[3:]
 
 
@@ -94,7 +94,7 @@ def test_optuna_extension_keeps_the_study(tmp_path: Path) -> None:
     seen = run_trials(first, 4)
     save(first, tmp_path / "tune")
     extension = build_search_alg(
-        spec("optuna", 6, max_concurrent=1), start_index=4, warm_start=tmp_path / "tune"
+        spec("optuna", 6, max_concurrent=1), start_index=4, continued_from=tmp_path / "tune"
     )
     study = innermost(extension)._ot_study  # type: ignore[attr-defined]
     assert [t.params["x"] for t in study.trials] == [c["x"] for c in seen]
