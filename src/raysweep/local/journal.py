@@ -1,7 +1,8 @@
-"""The in-process executor's journal: what exactly-once resume replays.
+"""The local engine's journal: what exactly-once resume replays.
 
 ``local/journal.jsonl`` (``RunDir.journal_path``) holds two kinds of line, in the
-order the executor made the matching calls into the searcher and scheduler:
+order the controller (``local/controller.py``) made the matching calls into the
+searcher and scheduler:
 
 - ``{"e": "suggest", "id", "index", "config"}``: the searcher suggested a trial;
 - ``{"e": "end", "id", "index", "status", "rows", "error_file", "started", "ended"}``:
@@ -26,7 +27,7 @@ SUGGEST, END = "suggest", "end"
 
 
 class Journal:
-    """Appends the executor's records to ``local/journal.jsonl``."""
+    """Appends the controller's records to ``local/journal.jsonl``."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
