@@ -120,3 +120,16 @@ def ctx_for(args: dict[str, Any], seed: int = 7, **fields: Any) -> TrialContext:
     return TrialContext(
         index=0, seed=seed, metric="val_loss", mode="min", trainable_args=args, **fields
     )
+
+
+def trading_sweep(space: dict[str, Any] | None = None, **args: Any) -> dict[str, Any]:
+    """sweep.json data of the built-in trading trainable on 800 synthetic bars, 2 folds;
+    ``args`` are added to its trainable_args."""
+    return {
+        "name": "t",
+        "trainable": "trading",
+        "trainable_args": {"synthetic": {"bars": 800}, "n_folds": 2, **args},
+        "metric": "composite",
+        "mode": "max",
+        "space": space or {"entry_threshold": {"type": "uniform", "low": 0.4, "high": 0.6}},
+    }
