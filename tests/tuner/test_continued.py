@@ -8,6 +8,7 @@ from typing import Any
 
 from ray.tune.search import ConcurrencyLimiter
 
+from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
 from raysweep.config.schema import SweepSpec
 from raysweep.search.indexed import INDEX_KEY, IndexedSearcher
@@ -17,20 +18,17 @@ from raysweep.tuner.search_alg import SweepSearch, build_search_alg, innermost
 
 def spec(algorithm: str, num_samples: int, max_concurrent: int | None = 2) -> SweepSpec:
     return parse_spec(
-        {
-            "name": "state",
-            "trainable": "examples.quadratic:fit",
-            "metric": "loss",
-            "mode": "min",
-            "space": {"x": {"type": "uniform", "low": 0, "high": 6}, "steps": 2},
-            "search": {
+        quadratic_sweep(
+            name="state",
+            space={"x": {"type": "uniform", "low": 0, "high": 6}, "steps": 2},
+            search={
                 "algorithm": algorithm,
                 "num_samples": num_samples,
                 "max_concurrent": max_concurrent,
                 "options": {"n_startup_trials": 2} if algorithm == "optuna" else {},
             },
-            "seed": 5,
-        }
+            seed=5,
+        )
     )
 
 
