@@ -3,7 +3,6 @@ optuna-dashboard serves the study on 127.0.0.1."""
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 import subprocess
@@ -11,6 +10,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,6 @@ import pytest
 from e2e_helpers import free_port
 
 from factories import quadratic_sweep, run_sweep_cli
-from raysweep import api
 from raysweep.rundir import RunDir
 
 REPO = Path(__file__).resolve().parents[2]
@@ -27,7 +26,9 @@ STATES = {"completed": "COMPLETE", "stopped": "PRUNED", "errored": "FAIL"}
 
 
 @pytest.fixture(scope="module")
-def finished_run(ray_session: None, tmp_path_factory: pytest.TempPathFactory) -> RunDir:
+def finished_run(
+    ray_session: None, tmp_path_factory: pytest.TempPathFactory, run_in_process: Callable[..., Path]
+) -> RunDir:
     """6 trials: ASHA stops some early, one fails on purpose."""
     tmp = tmp_path_factory.mktemp("export-e2e")
     config = quadratic_sweep(
@@ -42,11 +43,7 @@ def finished_run(ray_session: None, tmp_path_factory: pytest.TempPathFactory) ->
         scheduler={"type": "asha", "max_t": 8, "grace_period": 2},
         seed=7,
     )
-    path = tmp / "sweep.json"
-    path.write_text(json.dumps(config))
-    out = io.StringIO()
-    assert api.run_sweep(api.RunOptions(config=path, storage=tmp / "runs"), out=out) == 0
-    return RunDir(tmp / "runs" / "export-e2e")
+    return RunDir(run_in_process(tmp, config))
 
 
 def get_json(url: str, timeout_s: float = 60) -> Any:
