@@ -1,4 +1,8 @@
-"""Shared fixtures: one real local Ray for the whole session, and sweep and fit helpers."""
+"""Shared fixtures: one real local Ray for the whole session, and sweep and fit helpers.
+
+The helpers themselves live in factories.py (importable by every test module); the
+fixtures here hand the same functions to tests that prefer fixtures.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +25,14 @@ if TYPE_CHECKING:
     from raysweep.trainables.data import Dataset
 
 REPO = Path(__file__).resolve().parents[1]
+TESTS = str(REPO / "tests")
+if TESTS not in sys.path:
+    sys.path.insert(0, TESTS)  # the shared factories, imported as `factories`
+# and in Ray's workers, which import a test module's trainable and with it `factories`
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (os.environ.get("PYTHONPATH"), TESTS)))
+
+from factories import QUADRATIC_SPACES, quadratic_sweep, run_sweep_cli  # noqa: E402
+
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 # Every Ray the tests start (and the processes they start inherit this) binds and
 # talks on 127.0.0.1 only: Ray's switch for single-machine clusters.
@@ -66,23 +78,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-# The space of ``examples.quadratic:fit`` that each search algorithm explores.
-QUADRATIC_SPACES: dict[str, dict[str, Any]] = {
-    "grid": {"x": {"type": "grid", "values": [1.0, 2.5, 4.0]}, "steps": 4},
-    "random": {"x": {"type": "uniform", "low": 0, "high": 6}, "steps": 4},
-    "optuna": {
-        "x": {"type": "uniform", "low": 0, "high": 6},
-        "y": {"type": "int", "low": -3, "high": 3},
-        "steps": 4,
-    },
-    "hyperopt": {
-        "x": {"type": "uniform", "low": 0, "high": 6},
-        "y": {"type": "choice", "values": [-1, 0, 1]},
-        "steps": 4,
-    },
-}
-
-
 @pytest.fixture(scope="session")
 def quadratic_spaces() -> dict[str, dict[str, Any]]:
     """:data:`QUADRATIC_SPACES`: search algorithm -> space of ``examples.quadratic:fit``."""
@@ -95,27 +90,10 @@ def quadratic_algorithm(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-def small_sweep_data(**fields: Any) -> dict[str, Any]:
-    """sweep.json data of a small sweep; ``fields`` replace or add top-level keys.
-
-    2 random trials of the quadratic example over x in [0, 1], one at a time, seed 42.
-    """
-    return {
-        "name": "small",
-        "trainable": "examples.quadratic:fit",
-        "metric": "loss",
-        "mode": "min",
-        "space": {"x": {"type": "uniform", "low": 0, "high": 1}},
-        "search": {"algorithm": "random", "num_samples": 2, "max_concurrent": 1},
-        "seed": 42,
-        **fields,
-    }
-
-
 @pytest.fixture(scope="session")
 def small_sweep() -> Callable[..., dict[str, Any]]:
-    """:func:`small_sweep_data`: builds a small sweep's sweep.json data."""
-    return small_sweep_data
+    """:func:`factories.quadratic_sweep`: builds a small sweep's sweep.json data."""
+    return quadratic_sweep
 
 
 def run_sweep_in_process(tmp_path: Path, data: dict[str, Any]) -> Path:
@@ -139,26 +117,6 @@ def run_in_process() -> Callable[[Path, dict[str, Any]], Path]:
     return run_sweep_in_process
 
 
-def run_sweep_cli(
-    *args: str, timeout: float = 300, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """``python -m raysweep.cli ARGS`` in a fresh process (so a fresh Ray), output captured.
-
-    ``env``: variables to set on top of this process's environment.
-    """
-    full_env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    full_env["PYTHONPATH"] = os.pathsep.join((str(REPO), str(REPO / "src")))  # this checkout
-    full_env.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "raysweep.cli", *args],
-        cwd=REPO,
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
 def count_max_overlap(intervals: list[tuple[float, float]]) -> int:
     """The most (start, end) intervals open at one moment."""
     points = sorted([(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals])
@@ -177,7 +135,7 @@ def max_overlap() -> Callable[[list[tuple[float, float]]], int]:
 
 @pytest.fixture(scope="session")
 def sweep_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
-    """:func:`run_sweep_cli`: the ``sweep`` command in a fresh process."""
+    """:func:`factories.run_sweep_cli`: the ``sweep`` command in a fresh process."""
     return run_sweep_cli
 
 

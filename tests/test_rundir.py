@@ -8,19 +8,18 @@ from pathlib import Path
 
 import pytest
 
+from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
 from raysweep.errors import ResumeError, SweepError
 from raysweep.report.records import SweepResult, TrialRecord
 from raysweep.rundir import Part, RunDir, list_runs, read_jsonl
 
-SPEC = {
-    "name": "r",
-    "trainable": "examples.quadratic:fit",
-    "metric": "loss",
-    "mode": "min",
-    "space": {"x": {"type": "uniform", "low": 0, "high": 1}},
-    "search": {"algorithm": "random", "num_samples": 2},
-}
+SPEC = quadratic_sweep(
+    name="r",
+    space={"x": {"type": "uniform", "low": 0, "high": 1}},
+    search={"algorithm": "random", "num_samples": 2},
+    seed=0,
+)
 
 
 def record(i: int, value: float | None, status: str = "completed") -> TrialRecord:

@@ -6,19 +6,18 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
 from raysweep.report.records import SweepResult, TrialRecord
 from raysweep.rundir import RunDir
 from raysweep.status import format_status, run_status
 
-SPEC = {
-    "name": "s",
-    "trainable": "examples.quadratic:fit",
-    "metric": "loss",
-    "mode": "min",
-    "space": {"x": {"type": "uniform", "low": 0, "high": 1}},
-    "search": {"algorithm": "random", "num_samples": 6},
-}
+SPEC = quadratic_sweep(
+    name="s",
+    space={"x": {"type": "uniform", "low": 0, "high": 1}},
+    search={"algorithm": "random", "num_samples": 6},
+    seed=0,
+)
 
 
 def _run(tmp_path: Path) -> RunDir:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
 from raysweep.errors import ConfigError, ResumeError, SweepError
 from raysweep.report.records import SweepResult, TrialRecord
@@ -30,14 +31,12 @@ from raysweep.storage import (
     staging_dir,
 )
 
-SPEC = {
-    "name": "r",
-    "trainable": "examples.quadratic:fit",
-    "metric": "loss",
-    "mode": "min",
-    "space": {"x": {"type": "uniform", "low": 0, "high": 1}},
-    "search": {"algorithm": "random", "num_samples": 2},
-}
+SPEC = quadratic_sweep(
+    name="r",
+    space={"x": {"type": "uniform", "low": 0, "high": 1}},
+    search={"algorithm": "random", "num_samples": 2},
+    seed=0,
+)
 
 
 @pytest.fixture()

@@ -14,7 +14,7 @@ from ray.tune.registry import _global_registry
 
 from raysweep._raycompat import actor_env
 from raysweep._raycompat.actor_reuse import keep_starting_actors
-from raysweep._raycompat.entry_warmer import EntryWarmer
+from raysweep._raycompat.entry_encoder import EntryEncoder
 from raysweep._raycompat.registry_cache import memoized_registry
 from raysweep._raycompat.result_buffer import buffer_env
 from raysweep._raycompat.switch import PATCHES_ENV, PERF_PATCHES, perf_patches_on
@@ -60,11 +60,11 @@ def test_result_buffering_is_left_to_ray_when_off(monkeypatch: pytest.MonkeyPatc
 
 def test_ended_trials_are_left_to_the_snapshot_when_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(PATCHES_ENV, "off")
-    warmer = EntryWarmer()
-    warmer.on_trial_complete(0, [], trial=object())
-    assert not warmer.active and warmer._ended == []
+    encoder = EntryEncoder()
+    encoder.on_trial_complete(0, [], trial=object())
+    assert not encoder.active and encoder._ended == []
     monkeypatch.setenv(PATCHES_ENV, "on")
-    assert EntryWarmer().active
+    assert EntryEncoder().active
 
 
 def test_the_actor_environment_is_not_prepared_when_off(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from factories import quadratic_sweep
 from raysweep import api
 from raysweep.jsonio import read_json
 
@@ -17,19 +18,16 @@ def failing_run(
     ray_session: None, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[int, Path, str]:
     tmp = tmp_path_factory.mktemp("failing")
-    config = {
-        "name": "some-fail",
-        "trainable": "examples.quadratic:fit",
-        "metric": "loss",
-        "mode": "min",
-        "space": {
+    config = quadratic_sweep(
+        name="some-fail",
+        space={
             "x": {"type": "grid", "values": [0.5, 2.0, 3.5, 5.0, 6.5]},
             "steps": 3,
             "fail_above": 4.0,
         },
-        "search": {"algorithm": "grid", "num_samples": 1, "max_concurrent": 2},
-        "seed": 1,
-    }
+        search={"algorithm": "grid", "num_samples": 1, "max_concurrent": 2},
+        seed=1,
+    )
     path = tmp / "s.json"
     path.write_text(json.dumps(config))
     out = io.StringIO()
@@ -91,14 +89,12 @@ def test_best_config_matches_best_record(failing_run: tuple[int, Path, str]) -> 
 
 
 def test_all_trials_failing_exits_1(ray_session: None, tmp_path: Path) -> None:
-    config = {
-        "name": "all-fail",
-        "trainable": "examples.quadratic:fit",
-        "metric": "loss",
-        "mode": "min",
-        "space": {"x": {"type": "uniform", "low": 5, "high": 6}, "fail_above": 1.0},
-        "search": {"algorithm": "random", "num_samples": 2},
-    }
+    config = quadratic_sweep(
+        name="all-fail",
+        space={"x": {"type": "uniform", "low": 5, "high": 6}, "fail_above": 1.0},
+        search={"algorithm": "random", "num_samples": 2},
+        seed=0,
+    )
     path = tmp_path / "s.json"
     path.write_text(json.dumps(config))
     code = api.run_sweep(api.RunOptions(config=path, storage=tmp_path), out=io.StringIO())

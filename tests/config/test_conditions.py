@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from factories import quadratic_sweep
 from raysweep.config.conditions import active_config, ordered_names
 from raysweep.config.load import parse_spec, spec_to_json
 from raysweep.errors import ConfigError
@@ -21,8 +22,7 @@ SPACE: dict[str, Any] = {
 
 def spec(space: dict[str, Any], algorithm: str = "random") -> Any:
     search = {"algorithm": algorithm}
-    return parse_spec({"name": "c", "trainable": "examples.quadratic:fit", "metric": "loss",
-                       "mode": "min", "space": space, "search": search})  # fmt: skip
+    return parse_spec(quadratic_sweep(name="c", space=space, search=search, seed=0))  # fmt: skip
 
 
 def test_spec_shows_conditions_and_leaves_plain_parameters_as_they_were() -> None:

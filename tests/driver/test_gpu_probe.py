@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from factories import make_spec
 from raysweep.config.load import parse_spec, spec_to_json
 from raysweep.config.schema import SweepSpec, UnresolvedGpusError
 from raysweep.driver.gpu_probe import _probe_trial, packing_cap
@@ -16,21 +17,13 @@ from raysweep.gpu.planning import recorded_spec
 from raysweep.rundir import RunDir
 
 
-def make_spec(cpus: int = 1, max_concurrent: int | None = None) -> SweepSpec:
+def auto_spec(cpus: int = 1, max_concurrent: int | None = None) -> SweepSpec:
+    """4 trials, ``cpus`` CPUs and ``"auto"`` GPUs each; no concurrency limit unless given."""
     search: dict[str, Any] = {"algorithm": "random", "num_samples": 4}
     if max_concurrent:
         search["max_concurrent"] = max_concurrent
-    return parse_spec(
-        {
-            "name": "a",
-            "trainable": "examples.quadratic:fit",
-            "metric": "loss",
-            "mode": "min",
-            "space": {"x": {"type": "uniform", "low": 0, "high": 1}},
-            "search": search,
-            "resources": {"cpus_per_trial": cpus, "gpus_per_trial": "auto"},
-        }
-    )
+    resources = {"cpus_per_trial": cpus, "gpus_per_trial": "auto"}
+    return make_spec(name="a", search=search, resources=resources)
 
 
 @pytest.mark.parametrize(
@@ -48,12 +41,12 @@ def make_spec(cpus: int = 1, max_concurrent: int | None = None) -> SweepSpec:
 def test_packing_cap(
     cpus: int, max_concurrent: int | None, cpu_count: int, gpus: int, cap: int
 ) -> None:
-    spec = make_spec(cpus, max_concurrent)
+    spec = auto_spec(cpus, max_concurrent)
     assert packing_cap(spec, gpus, {"CPU": float(cpu_count), "GPU": float(gpus)}) == cap
 
 
 def test_recorded_packing_resolves_auto(tmp_path: Path) -> None:
-    spec = make_spec()
+    spec = auto_spec()
     run = RunDir(tmp_path)
     assert run.read_packing() is None
     assert recorded_spec(spec, run) is spec  # nothing recorded: still "auto"
@@ -72,7 +65,7 @@ def test_recorded_packing_resolves_auto(tmp_path: Path) -> None:
 def test_corrupt_record_is_a_resume_error(tmp_path: Path, content: str) -> None:
     RunDir(tmp_path).packing_path.write_text(content)
     with pytest.raises(ResumeError, match=r"gpu_auto\.json is unreadable or corrupt"):
-        recorded_spec(make_spec(), RunDir(tmp_path))
+        recorded_spec(auto_spec(), RunDir(tmp_path))
 
 
 def test_probe_trial_is_read_from_trial_info(tmp_path: Path) -> None:
@@ -92,7 +85,7 @@ def test_probe_options_run_the_first_trial_alone_on_a_whole_gpu(
     from raysweep.driver.gpu_probe import probe_options
     from raysweep.gpu.planning import PROBE_ITERATIONS
 
-    data = spec_to_json(make_spec())
+    data = spec_to_json(auto_spec())
     data["space"]["steps"] = 50
     data["scheduler"] = {"type": "asha", "max_t": 50, "grace_period": 1}
     spec = parse_spec(data)

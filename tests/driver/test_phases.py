@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from factories import quadratic_sweep
 from raysweep._raycompat.experiment_state import read_trial_states
 from raysweep.config.load import parse_spec
 from raysweep.config.schema import SweepSpec
@@ -18,15 +19,12 @@ from raysweep.errors import ConfigError, ResumeError
 from raysweep.run.resume_spec import resumed_spec, spec_changes
 from raysweep.rundir import Part, RunDir
 
-CONFIG: dict[str, Any] = {
-    "name": "plan",
-    "trainable": "examples.quadratic:fit",
-    "metric": "loss",
-    "mode": "min",
-    "space": {"x": {"type": "uniform", "low": 0, "high": 5}, "steps": 3},
-    "search": {"algorithm": "random", "num_samples": 4, "max_concurrent": 2},
-    "seed": 1,
-}
+CONFIG: dict[str, Any] = quadratic_sweep(
+    name="plan",
+    space={"x": {"type": "uniform", "low": 0, "high": 5}, "steps": 3},
+    search={"algorithm": "random", "num_samples": 4, "max_concurrent": 2},
+    seed=1,
+)
 
 
 def spec(**search: Any) -> SweepSpec:

@@ -11,7 +11,6 @@ import itertools
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -22,8 +21,9 @@ from typing import Any, Generic, TypeVar
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-SWEEP = [sys.executable, "-m", "raysweep.cli"]
+# the suite's one `sweep` environment and process-group kill, also offered from here
+from factories import QUADRATIC, REPO, SWEEP, kill_group, sweep_env
+
 _LOG_NUMBERS = itertools.count()
 T = TypeVar("T")
 
@@ -31,7 +31,7 @@ T = TypeVar("T")
 # ~1.2 s each, one at a time, so a kill lands between or inside trials as intended.
 CRASH_CONFIG: dict[str, Any] = {
     "name": "crash",
-    "trainable": "examples.quadratic:fit",
+    "trainable": QUADRATIC,
     "metric": "loss",
     "mode": "min",
     "space": {
@@ -53,30 +53,11 @@ def crash_config(path: Path, **changes: Any) -> Path:
     return path
 
 
-def sweep_env(**extra: str) -> dict[str, str]:
-    """This process's environment for a `sweep` process: the repository importable,
-    no usage stats, never an inherited RAY_ADDRESS; ``extra`` on top."""
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    # this checkout's code, also where the installed package is another checkout's
-    env.update(PYTHONPATH=os.pathsep.join((str(REPO), str(REPO / "src"))))
-    env.update(RAY_USAGE_STATS_ENABLED="0")
-    env.update(extra)
-    return env
-
-
 def free_port() -> int:
     """A TCP port nothing listens on at 127.0.0.1 right now."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-def kill_group(proc: subprocess.Popen[str]) -> None:
-    """SIGKILL a process started in its own session and everything in its group
-    (a `sweep` driver and its Ray: a whole-tree crash), then reap it."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
 
 
 class Sweeps:

@@ -11,10 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,8 +20,9 @@ from typing import Any
 import pytest
 from e2e_helpers import Outcome, settle, together
 
+from factories import run_sweep_cli
+
 REPO = Path(__file__).resolve().parents[2]
-SWEEP = Path(sys.executable).with_name("sweep")
 GBM_ARGS = {"dataset": "breast_cancer", "num_boost_round": 5}
 INT = {"type": "int", "low": 2, "high": 6}
 
@@ -43,16 +41,6 @@ def new_ray_tmp() -> Iterator[Path]:
 def ray_tmp() -> Iterator[Path]:
     with new_ray_tmp() as path:
         yield path
-
-
-def sweep(
-    *args: str, cwd: Path, ray_tmp: Path, pythonpath: str = ""
-) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    env.update(RAY_TMPDIR=str(ray_tmp), PYTHONPATH=pythonpath, RAY_USAGE_STATS_ENABLED="0")
-    return subprocess.run(
-        [str(SWEEP), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
-    )
 
 
 def config(
@@ -159,7 +147,7 @@ def check_bad_row_with(row: str, tmp_path: Path, ray_tmp: Path) -> None:
     path.write_text(json.dumps(config(trainable, space, args)))
     run = ["run", "--config", str(path), "--storage", str(tmp_path / "runs")]
     for command in (["validate", "--config", str(path)], run):
-        proc = sweep(*command, cwd=tmp_path, ray_tmp=ray_tmp)
+        proc = run_sweep_cli(*command, cwd=tmp_path, env={"RAY_TMPDIR": str(ray_tmp)})
         assert proc.returncode == 2, (command[0], proc.stdout, proc.stderr)
         for fragment in expected:
             assert fragment in proc.stderr, (command[0], fragment, proc.stderr)
@@ -173,18 +161,22 @@ def test_validate_shows_aliases_resolved(tmp_path: Path, ray_tmp: Path) -> None:
     path = tmp_path / "sweep.json"
     space = {"num_leaf": INT, "min_child_samples": 5, "eta": 0.1, "objective": "binary"}
     path.write_text(json.dumps(config("lightgbm", space)))
-    proc = sweep("validate", "--config", str(path), cwd=tmp_path, ray_tmp=ray_tmp)
+    proc = run_sweep_cli(
+        "validate", "--config", str(path), cwd=tmp_path, env={"RAY_TMPDIR": str(ray_tmp)}
+    )
     assert proc.returncode == 0, proc.stderr
     shown = json.loads(proc.stdout)["space"]
     assert list(shown) == ["num_leaves", "min_data_in_leaf", "learning_rate", "objective"]
 
 
-def run_to_end(tmp_path: Path, ray_tmp: Path, data: dict[str, Any], pythonpath: str = "") -> Path:
+def run_to_end(
+    tmp_path: Path, ray_tmp: Path, data: dict[str, Any], pythonpath: tuple[Path, ...] = ()
+) -> Path:
     path = tmp_path / "sweep.json"
     path.write_text(json.dumps(data))
     runs = tmp_path / "runs"
-    proc = sweep("run", "--config", str(path), "--storage", str(runs), cwd=tmp_path,
-                 ray_tmp=ray_tmp, pythonpath=pythonpath)  # fmt: skip
+    proc = run_sweep_cli("run", "--config", str(path), "--storage", str(runs), cwd=tmp_path,
+                         env={"RAY_TMPDIR": str(ray_tmp)}, pythonpath=pythonpath)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert ray_tmp.exists()  # the other tests' check for "no Ray" means something
     return runs / data["name"]
@@ -251,12 +243,8 @@ def catboost_runtime_error_is_recorded(tmp_path: Path, ray_tmp: Path) -> None:
     assert "Traceback" in failed["error"] or 'File "' in failed["error"]
     report = (run_dir / "report.txt").read_text()
     assert "CatBoostError: " in report and "nan_mode != Forbidden" in report
-    assert (
-        "1 errored"
-        in subprocess.run(
-            [str(SWEEP), "status", str(run_dir)], capture_output=True, text=True, check=True
-        ).stdout
-    )
+    status = run_sweep_cli("status", str(run_dir))
+    assert status.returncode == 0 and "1 errored" in status.stdout, status.stderr
 
 
 BAD_MODULE = """
@@ -284,7 +272,7 @@ def two_argument_exception_is_recorded(tmp_path: Path, ray_tmp: Path) -> None:
         "space": {"x": {"type": "grid", "values": [0.1, 0.9]}},
         "search": {"algorithm": "grid", "num_samples": 1, "max_concurrent": 1}, "seed": 1,
     }  # fmt: skip
-    run_dir = run_to_end(tmp_path, ray_tmp, data, pythonpath=str(code))
+    run_dir = run_to_end(tmp_path, ray_tmp, data, pythonpath=(code,))
     records = {t["config"]["x"]: t for t in trials(run_dir)}
     assert records[0.1]["status"] == "completed" and records[0.1]["error"] is None
     failed = records[0.9]

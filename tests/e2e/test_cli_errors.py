@@ -3,33 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-SWEEP = [sys.executable, "-m", "raysweep.cli"]
-GOOD: dict[str, Any] = {
-    "name": "ok",
-    "trainable": "examples.quadratic:fit",
-    "metric": "loss",
-    "mode": "min",
-    "space": {"x": {"type": "uniform", "low": 0, "high": 1}},
-    "search": {"algorithm": "random", "num_samples": 2},
-}
+from factories import REPO, quadratic_sweep, run_sweep_cli
 
-
-def sweep(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
-    return subprocess.run(
-        [*SWEEP, *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=120
-    )
+GOOD: dict[str, Any] = quadratic_sweep(name="ok")
 
 
 CASES: list[tuple[str, Any, str]] = [
@@ -71,7 +52,7 @@ def test_bad_config_exits_2_and_writes_nothing(
         ["validate", "--config", str(file)],
         ["run", "--config", str(file), "--storage", str(tmp_path / "runs")],
     ):
-        proc = sweep(*command, cwd=REPO, env={"RAY_TMPDIR": str(ray_tmp)})
+        proc = run_sweep_cli(*command, cwd=REPO, env={"RAY_TMPDIR": str(ray_tmp)})
         assert proc.returncode == 2, proc.stderr
         assert expected in proc.stderr
         assert "Traceback" not in proc.stderr
@@ -80,11 +61,13 @@ def test_bad_config_exits_2_and_writes_nothing(
 
 
 def test_missing_file_and_invalid_json(tmp_path: Path) -> None:
-    proc = sweep("run", "--config", str(tmp_path / "none.json"), cwd=tmp_path)
+    proc = run_sweep_cli("run", "--config", str(tmp_path / "none.json"), cwd=tmp_path)
     assert proc.returncode == 2 and "config file not found" in proc.stderr
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    proc = sweep("run", "--config", str(bad), "--storage", str(tmp_path / "runs"), cwd=tmp_path)
+    proc = run_sweep_cli(
+        "run", "--config", str(bad), "--storage", str(tmp_path / "runs"), cwd=tmp_path
+    )
     assert proc.returncode == 2 and "invalid JSON at line 1" in proc.stderr
     assert not (tmp_path / "runs").exists()
 
@@ -98,13 +81,13 @@ def test_builtin_metric_and_args_are_checked(tmp_path: Path) -> None:
     }
     file = tmp_path / "s.json"
     file.write_text(json.dumps(config))
-    proc = sweep("validate", "--config", str(file), cwd=tmp_path)
+    proc = run_sweep_cli("validate", "--config", str(file), cwd=tmp_path)
     assert proc.returncode == 2
     assert "metric: trainable 'lightgbm' does not report 'auc'" in proc.stderr
     config["metric"] = "val_loss"
     config["trainable_args"] = {"dataset": "breast_cancer", "rounds": 3}
     file.write_text(json.dumps(config))
-    proc = sweep("validate", "--config", str(file), cwd=tmp_path)
+    proc = run_sweep_cli("validate", "--config", str(file), cwd=tmp_path)
     assert proc.returncode == 2 and "trainable_args.rounds: unknown argument" in proc.stderr
 
 
@@ -114,7 +97,9 @@ def test_existing_run_dir_is_never_overwritten(tmp_path: Path) -> None:
     run_dir = tmp_path / "runs" / "ok"
     run_dir.mkdir(parents=True)
     (run_dir / "keep.txt").write_text("x")
-    proc = sweep("run", "--config", str(file), "--storage", str(tmp_path / "runs"), cwd=REPO)
+    proc = run_sweep_cli(
+        "run", "--config", str(file), "--storage", str(tmp_path / "runs"), cwd=REPO
+    )
     assert proc.returncode == 2
     assert (
         "already exists" in proc.stderr
@@ -127,17 +112,17 @@ def test_existing_run_dir_is_never_overwritten(tmp_path: Path) -> None:
 def test_unknown_gpu_id_exits_2(tmp_path: Path) -> None:
     file = tmp_path / "s.json"
     file.write_text(json.dumps({**GOOD, "resources": {"gpus_per_trial": 0.25}}))
-    proc = sweep(
+    proc = run_sweep_cli(
         "run", "--config", str(file), "--gpus", "7", "--storage", str(tmp_path / "r"), cwd=REPO
     )
     assert proc.returncode == 2 and "GPU 7" in proc.stderr
-    proc = sweep("run", "--config", str(file), "--storage", str(tmp_path / "r"), cwd=REPO)
+    proc = run_sweep_cli("run", "--config", str(file), "--storage", str(tmp_path / "r"), cwd=REPO)
     assert proc.returncode == 2 and "--allow-cpu" in proc.stderr
     assert not (tmp_path / "r").exists()
 
 
 def test_validate_prints_resolved_spec_and_schema_is_json(tmp_path: Path) -> None:
-    proc = sweep("validate", "--config", str(REPO / "sweeps" / "demo.json"), cwd=REPO)
+    proc = run_sweep_cli("validate", "--config", str(REPO / "sweeps" / "demo.json"), cwd=REPO)
     assert proc.returncode == 0, proc.stderr
     spec = json.loads(proc.stdout)
     assert spec["reproducibility"]["deterministic"] is True  # default filled in
@@ -148,7 +133,7 @@ def test_validate_prints_resolved_spec_and_schema_is_json(tmp_path: Path) -> Non
         "log": True,
         "step": 1,
     }
-    proc = sweep("schema", cwd=REPO)
+    proc = run_sweep_cli("schema", cwd=REPO)
     assert proc.returncode == 0 and json.loads(proc.stdout)["title"] == "raysweep sweep.json"
 
 
@@ -160,10 +145,10 @@ def has_gpu() -> bool:
 
 @pytest.mark.skipif(has_gpu(), reason="this machine has an NVIDIA GPU")
 def test_gpus_without_gpu_says_so(tmp_path: Path) -> None:
-    proc = sweep("gpus", cwd=tmp_path)
+    proc = run_sweep_cli("gpus", cwd=tmp_path)
     assert proc.returncode == 0
     assert "no NVIDIA GPU found" in proc.stdout
-    proc = sweep("gpus", "--json", cwd=tmp_path)
+    proc = run_sweep_cli("gpus", "--json", cwd=tmp_path)
     assert json.loads(proc.stdout)["gpus"] == []
 
 
@@ -177,7 +162,7 @@ def test_builtin_on_several_gpus_is_refused(tmp_path: Path) -> None:
     }
     file = tmp_path / "s.json"
     file.write_text(json.dumps(config))
-    proc = sweep("validate", "--config", str(file), cwd=tmp_path)
+    proc = run_sweep_cli("validate", "--config", str(file), cwd=tmp_path)
     assert proc.returncode == 2
     assert (
         "resources.gpus_per_trial: built-in trainable 'lightgbm' trains on one GPU" in proc.stderr

@@ -17,20 +17,18 @@ from typing import Any
 import psutil
 import pytest
 
+from factories import quadratic_sweep
 from raysweep.rundir import RunDir
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
-CONFIG: dict[str, Any] = {
-    "name": "dash",
-    "trainable": "examples.quadratic:fit",
-    "metric": "loss",
-    "mode": "min",
-    "space": {"x": {"type": "uniform", "low": -5, "high": 5}, "steps": 3, "sleep_s": 0.5},
-    "search": {"algorithm": "random", "num_samples": 6, "max_concurrent": 1},
-    "seed": 3,
-}
+CONFIG: dict[str, Any] = quadratic_sweep(
+    name="dash",
+    space={"x": {"type": "uniform", "low": -5, "high": 5}, "steps": 3, "sleep_s": 0.5},
+    search={"algorithm": "random", "num_samples": 6, "max_concurrent": 1},
+    seed=3,
+)
 
 
 def _env() -> dict[str, str]:

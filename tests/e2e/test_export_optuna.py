@@ -3,15 +3,14 @@ optuna-dashboard serves the study on 127.0.0.1."""
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import shutil
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ import optuna
 import pytest
 from e2e_helpers import free_port
 
-from raysweep import api
+from factories import quadratic_sweep, run_sweep_cli
 from raysweep.rundir import RunDir
 
 REPO = Path(__file__).resolve().parents[2]
@@ -27,37 +26,24 @@ STATES = {"completed": "COMPLETE", "stopped": "PRUNED", "errored": "FAIL"}
 
 
 @pytest.fixture(scope="module")
-def finished_run(ray_session: None, tmp_path_factory: pytest.TempPathFactory) -> RunDir:
+def finished_run(
+    ray_session: None, tmp_path_factory: pytest.TempPathFactory, run_in_process: Callable[..., Path]
+) -> RunDir:
     """6 trials: ASHA stops some early, one fails on purpose."""
     tmp = tmp_path_factory.mktemp("export-e2e")
-    config = {
-        "name": "export-e2e",
-        "trainable": "examples.quadratic:fit",
-        "metric": "loss",
-        "mode": "min",
-        "space": {
+    config = quadratic_sweep(
+        name="export-e2e",
+        space={
             "x": {"type": "uniform", "low": 0, "high": 6},
             "y": {"type": "int", "low": -3, "high": 3},
             "steps": 8,
             "fail_above": 5.5,
         },
-        "search": {"algorithm": "optuna", "num_samples": 6, "max_concurrent": 2},
-        "scheduler": {"type": "asha", "max_t": 8, "grace_period": 2},
-        "seed": 7,
-    }
-    path = tmp / "sweep.json"
-    path.write_text(json.dumps(config))
-    out = io.StringIO()
-    assert api.run_sweep(api.RunOptions(config=path, storage=tmp / "runs"), out=out) == 0
-    return RunDir(tmp / "runs" / "export-e2e")
-
-
-def sweep(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run(
-        [sys.executable, "-m", "raysweep.cli", *args],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        search={"algorithm": "optuna", "num_samples": 6, "max_concurrent": 2},
+        scheduler={"type": "asha", "max_t": 8, "grace_period": 2},
+        seed=7,
+    )
+    return RunDir(run_in_process(tmp, config))
 
 
 def get_json(url: str, timeout_s: float = 60) -> Any:
@@ -74,7 +60,7 @@ def get_json(url: str, timeout_s: float = 60) -> Any:
 
 def test_exported_study_matches_results_json(finished_run: RunDir, tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/optuna.db"
-    done = sweep("export-optuna", str(finished_run.path), "--storage", url)
+    done = run_sweep_cli("export-optuna", str(finished_run.path), "--storage", url)
     assert done.returncode == 0, done.stderr
     result = finished_run.read_results()
     statuses = {t.status for t in result.trials}
@@ -99,7 +85,7 @@ def test_exported_study_matches_results_json(finished_run: RunDir, tmp_path: Pat
 
 def test_optuna_dashboard_serves_the_study(finished_run: RunDir, tmp_path: Path) -> None:
     journal = tmp_path / "study.log"  # a JournalStorage file this time
-    done = sweep("export-optuna", str(finished_run.path), "--storage", str(journal),
+    done = run_sweep_cli("export-optuna", str(finished_run.path), "--storage", str(journal),
                  "--study-name", "night-1")  # fmt: skip
     assert done.returncode == 0, done.stderr
     binary = shutil.which("optuna-dashboard", path=str(Path(sys.executable).parent))

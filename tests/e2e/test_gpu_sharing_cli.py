@@ -15,21 +15,19 @@ from typing import Any
 
 import pytest
 
+from factories import quadratic_sweep
 from raysweep.gpu.mps import mps_status
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 MPS = mps_status()
 NO_MPS = pytest.mark.skipif(MPS.available, reason="MPS is available on this machine")
-SHARED: dict[str, Any] = {
-    "name": "shared",
-    "trainable": "examples.quadratic:fit",
-    "metric": "loss",
-    "mode": "min",
-    "space": {"x": {"type": "uniform", "low": 0, "high": 6}, "steps": 2},
-    "search": {"algorithm": "random", "num_samples": 2, "max_concurrent": 2},
-    "resources": {"cpus_per_trial": 1, "gpus_per_trial": 0.25, "gpu_sharing": "mps"},
-    "seed": 5,
-}
+SHARED: dict[str, Any] = quadratic_sweep(
+    name="shared",
+    space={"x": {"type": "uniform", "low": 0, "high": 6}, "steps": 2},
+    search={"algorithm": "random", "num_samples": 2, "max_concurrent": 2},
+    resources={"cpus_per_trial": 1, "gpus_per_trial": 0.25, "gpu_sharing": "mps"},
+    seed=5,
+)
 
 
 def write(tmp_path: Path, data: dict[str, Any]) -> Path:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from factories import quadratic_sweep
 from raysweep import api
 from raysweep.config.load import parse_spec
 from raysweep.gpu.allocation import GPUPlan
@@ -18,16 +19,13 @@ from raysweep.rundir import RunDir
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 HAS_GPU = read_inventory().available
-AUTO: dict[str, Any] = {
-    "name": "auto",
-    "trainable": "examples.quadratic:fit",
-    "metric": "loss",
-    "mode": "min",
-    "space": {"x": {"type": "uniform", "low": 0, "high": 6}, "steps": 3},
-    "search": {"algorithm": "random", "num_samples": 2, "max_concurrent": 2},
-    "resources": {"cpus_per_trial": 1, "gpus_per_trial": "auto"},
-    "seed": 5,
-}
+AUTO: dict[str, Any] = quadratic_sweep(
+    name="auto",
+    space={"x": {"type": "uniform", "low": 0, "high": 6}, "steps": 3},
+    search={"algorithm": "random", "num_samples": 2, "max_concurrent": 2},
+    resources={"cpus_per_trial": 1, "gpus_per_trial": "auto"},
+    seed=5,
+)
 
 
 def write(tmp_path: Path, data: dict[str, Any]) -> Path:

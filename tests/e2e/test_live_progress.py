@@ -23,18 +23,17 @@ from typing import Any
 import pytest
 from e2e_helpers import Outcome, debian_tool, settle, together
 
+from factories import quadratic_sweep
+
 REPO = Path(__file__).resolve().parents[2]
 TRIALS = 6
-SWEEP = {
-    "name": "live",
-    "trainable": "examples.quadratic:fit",
-    "metric": "loss",
-    "mode": "min",
+SWEEP = quadratic_sweep(
+    name="live",
     # 4 steps of 0.5 s: each trial runs ~2 s, long enough to be seen running
-    "space": {"x": {"type": "uniform", "low": 0, "high": 6}, "steps": 4, "sleep_s": 0.5},
-    "search": {"algorithm": "random", "num_samples": TRIALS, "max_concurrent": 2},
-    "seed": 3,
-}
+    space={"x": {"type": "uniform", "low": 0, "high": 6}, "steps": 4, "sleep_s": 0.5},
+    search={"algorithm": "random", "num_samples": TRIALS, "max_concurrent": 2},
+    seed=3,
+)
 RAY_TABLES = ("Trial status", "Current time:", "Logical resource usage")  # Ray's own output
 
 

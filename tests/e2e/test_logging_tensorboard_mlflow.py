@@ -13,21 +13,19 @@ from pathlib import Path
 
 import pytest
 
+from factories import quadratic_sweep
 from raysweep import api
 from raysweep.config.load import parse_spec
 from raysweep.errors import ConfigError
 from raysweep.rundir import RunDir
 from raysweep.tuner import loggers
 
-SWEEP: dict[str, object] = {
-    "name": "logged",
-    "trainable": "examples.quadratic:fit",
-    "metric": "loss",
-    "mode": "min",
-    "space": {"x": {"type": "uniform", "low": 0, "high": 6}, "steps": 4},
-    "search": {"algorithm": "random", "num_samples": 3, "max_concurrent": 2},
-    "seed": 5,
-}
+SWEEP: dict[str, object] = quadratic_sweep(
+    name="logged",
+    space={"x": {"type": "uniform", "low": 0, "high": 6}, "steps": 4},
+    search={"algorithm": "random", "num_samples": 3, "max_concurrent": 2},
+    seed=5,
+)
 
 
 @pytest.fixture(scope="module")

@@ -8,12 +8,10 @@ is joined. Notifications go to an HTTP server on 127.0.0.1 in this process.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -28,6 +26,7 @@ from typing import Any
 import pytest
 from e2e_helpers import Outcome, settle
 
+from factories import kill_group
 from raysweep.rundir import RunDir
 
 REPO = Path(__file__).resolve().parents[2]
@@ -173,12 +172,6 @@ class Nights:
     def close(self) -> None:
         for proc in self.procs:
             kill_group(proc)
-
-
-def kill_group(proc: subprocess.Popen[str]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
 
 
 @pytest.fixture

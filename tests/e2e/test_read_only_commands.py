@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
 from raysweep.report.records import SweepResult, TrialRecord
 from raysweep.rundir import Part, RunDir
@@ -21,14 +22,12 @@ def finished_run(path: Path, trials: int = 5) -> RunDir:
     run = RunDir(path)
     path.mkdir(parents=True)
     spec = parse_spec(
-        {
-            "name": path.name,
-            "trainable": "examples.quadratic:fit",
-            "metric": "loss",
-            "mode": "min",
-            "space": {"x": {"type": "uniform", "low": 0, "high": 1}},
-            "search": {"algorithm": "random", "num_samples": trials},
-        }
+        quadratic_sweep(
+            name=path.name,
+            space={"x": {"type": "uniform", "low": 0, "high": 1}},
+            search={"algorithm": "random", "num_samples": trials},
+            seed=0,
+        )
     )
     run.write_spec(spec)
     run.mark("running")

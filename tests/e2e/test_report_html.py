@@ -21,13 +21,14 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from e2e_helpers import debian_tool
 
+from factories import quadratic_sweep
 from raysweep import api
 from raysweep.rundir import RunDir
 
@@ -138,29 +139,24 @@ class Browser:
 
 
 @pytest.fixture(scope="module")
-def extended_run(ray_session: None, tmp_path_factory: pytest.TempPathFactory) -> RunDir:
+def extended_run(
+    ray_session: None, tmp_path_factory: pytest.TempPathFactory, run_in_process: Callable[..., Path]
+) -> RunDir:
     tmp = tmp_path_factory.mktemp("report-e2e")
-    config = {
-        "name": "report-e2e",
-        "trainable": "examples.quadratic:fit",
-        "metric": "loss",
-        "mode": "min",
-        "space": {
+    config = quadratic_sweep(
+        name="report-e2e",
+        space={
             "x": {"type": "uniform", "low": 0, "high": 6},
             "y": {"type": "int", "low": -3, "high": 3},
             "c": {"type": "choice", "values": ["a", "b"]},
             "steps": 8,
             "fail_above": 5.5,
         },
-        "search": {"algorithm": "optuna", "num_samples": 6, "max_concurrent": 2},
-        "scheduler": {"type": "asha", "max_t": 8, "grace_period": 2},
-        "seed": 7,
-    }
-    path = tmp / "sweep.json"
-    path.write_text(json.dumps(config))
-    out = io.StringIO()
-    assert api.run_sweep(api.RunOptions(config=path, storage=tmp / "runs"), out=out) == 0
-    run = RunDir(tmp / "runs" / "report-e2e")
+        search={"algorithm": "optuna", "num_samples": 6, "max_concurrent": 2},
+        scheduler={"type": "asha", "max_t": 8, "grace_period": 2},
+        seed=7,
+    )
+    run, out = RunDir(run_in_process(tmp, config)), io.StringIO()
     assert api.resume_sweep(run.path, api.RunOptions(num_samples=8), out=out) == 0, out.getvalue()
     return run
 

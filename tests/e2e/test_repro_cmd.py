@@ -13,25 +13,23 @@ from typing import Any
 
 import pytest
 
+from factories import quadratic_sweep
 from raysweep import api, cli
 from raysweep.errors import ConfigError
 from raysweep.rundir import RunDir
 
 pytestmark = pytest.mark.slow
 
-QUADRATIC: dict[str, Any] = {
-    "name": "quad",
-    "trainable": "examples.quadratic:fit",
-    "metric": "loss",
-    "mode": "min",
-    "space": {
+QUADRATIC: dict[str, Any] = quadratic_sweep(
+    name="quad",
+    space={
         "x": {"type": "uniform", "low": 0, "high": 6},
         "y": {"type": "uniform", "low": -2, "high": 2},
         "steps": 4,
     },
-    "search": {"algorithm": "random", "num_samples": 4, "max_concurrent": 2},
-    "seed": 23,
-}
+    search={"algorithm": "random", "num_samples": 4, "max_concurrent": 2},
+    seed=23,
+)
 
 
 RunInProcess = Callable[[Path, dict[str, Any]], Path]

@@ -22,20 +22,18 @@ from typing import Any
 import pytest
 from e2e_helpers import Sweeps
 
+from factories import quadratic_sweep
 from raysweep.rundir import RunDir
 
 pytestmark = pytest.mark.slow
 AFTER_S = (1, 3, 5, 8)
 
-CONFIG = {
-    "name": "sigterm",
-    "trainable": "examples.quadratic:fit",
-    "metric": "loss",
-    "mode": "min",
-    "space": {"x": {"type": "uniform", "low": -5, "high": 5}, "steps": 4, "sleep_s": 0.4},
-    "search": {"algorithm": "random", "num_samples": 3, "max_concurrent": 1},
-    "seed": 5,
-}
+CONFIG = quadratic_sweep(
+    name="sigterm",
+    space={"x": {"type": "uniform", "low": -5, "high": 5}, "steps": 4, "sleep_s": 0.4},
+    search={"algorithm": "random", "num_samples": 3, "max_concurrent": 1},
+    seed=5,
+)
 
 
 @dataclass

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import optuna
 import pytest
+
+from factories import run_sweep_cli
 
 REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
@@ -19,14 +19,6 @@ from benchmarks.report_scale import synthetic_run  # noqa: E402
 from raysweep.rundir import RunDir  # noqa: E402
 
 STATES = {"completed": "COMPLETE", "stopped": "PRUNED", "errored": "FAIL"}
-
-
-def sweep(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run(
-        [sys.executable, "-m", "raysweep.cli", *args],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +45,9 @@ def check_study(study: optuna.Study, run: RunDir) -> None:
 @pytest.mark.parametrize("kind", ["sqlite", "journal"])
 def test_export_loads_with_optuna(run: RunDir, tmp_path: Path, kind: str) -> None:
     url = f"sqlite:///{tmp_path}/s.db" if kind == "sqlite" else str(tmp_path / "s.log")
-    done = sweep("export-optuna", str(run.path), "--storage", url, "--study-name", "night-1")
+    done = run_sweep_cli(
+        "export-optuna", str(run.path), "--storage", url, "--study-name", "night-1"
+    )
     assert done.returncode == 0, done.stderr
     assert "study 'night-1'" in done.stdout and "50 trials" in done.stdout
     storage = url if kind == "sqlite" else optuna.storages.journal.JournalStorage(
@@ -64,10 +58,12 @@ def test_export_loads_with_optuna(run: RunDir, tmp_path: Path, kind: str) -> Non
 
 def test_a_taken_study_name_or_a_bad_storage_is_invalid_input(run: RunDir, tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/s.db"
-    assert sweep("export-optuna", str(run.path), "--storage", url).returncode == 0
-    again = sweep("export-optuna", str(run.path), "--storage", url)
+    assert run_sweep_cli("export-optuna", str(run.path), "--storage", url).returncode == 0
+    again = run_sweep_cli("export-optuna", str(run.path), "--storage", url)
     assert again.returncode == 2 and "already exists" in again.stderr
-    bad = sweep("export-optuna", str(run.path), "--storage", f"sqlite:///{tmp_path}/no/such/x.db")
+    bad = run_sweep_cli(
+        "export-optuna", str(run.path), "--storage", f"sqlite:///{tmp_path}/no/such/x.db"
+    )
     assert bad.returncode == 2 and "cannot open the Optuna storage" in bad.stderr
     optuna_default = optuna.load_study(study_name="syn", storage=url)  # default: the run's name
     assert len(optuna_default.trials) == 50

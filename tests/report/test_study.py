@@ -9,6 +9,7 @@ import pytest
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 from optuna.trial import TrialState
 
+from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
 from raysweep.report.records import SweepResult, TrialRecord
 from raysweep.report.study import distributions, export_trials, optuna_value, scored_study
@@ -16,14 +17,9 @@ from raysweep.report.study import distributions, export_trials, optuna_value, sc
 
 def _spec(space: dict[str, object]) -> object:
     return parse_spec(
-        {
-            "name": "s",
-            "trainable": "examples.quadratic:fit",
-            "metric": "loss",
-            "mode": "min",
-            "space": space,
-            "search": {"algorithm": "random", "num_samples": 4},
-        }
+        quadratic_sweep(
+            name="s", space=space, search={"algorithm": "random", "num_samples": 4}, seed=0
+        )
     )
 
 

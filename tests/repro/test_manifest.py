@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
-from raysweep.config.load import parse_spec, spec_hash
+from factories import make_spec
+from raysweep.config.load import spec_hash
 from raysweep.gpu.allocation import GPUPlan
 from raysweep.repro import manifest
 from raysweep.repro.gbm_params import CATBOOST_GPU_WARNING
@@ -23,18 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 CPU_PLAN = GPUPlan(physical_ids=(), num_gpus=0, cpu_fallback=False)
 
 
-MakeSpec = Callable[..., Any]
-
-
-@pytest.fixture
-def make_spec(small_sweep: Callable[..., dict[str, Any]]) -> MakeSpec:
-    """Parses the small sweep (seed 42) named "m", keyword arguments replacing its keys."""
-    return lambda **extra: parse_spec(small_sweep(name="m", **extra))
-
-
-def test_manifest_has_every_field(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make_spec: MakeSpec
-) -> None:
+def test_manifest_has_every_field(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
     monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
     spec = make_spec(reproducibility={"strict": True, "batch_size": 6})
@@ -99,7 +87,7 @@ def test_manifest_imports_no_heavy_library() -> None:
     assert out.strip() == "[]"  # building repro.json never imports torch or a GBM library
 
 
-def test_warnings_for_gpu_libraries_plans_and_timing(make_spec: MakeSpec) -> None:
+def test_warnings_for_gpu_libraries_plans_and_timing() -> None:
     plan = GPUPlan(physical_ids=(0, 1), num_gpus=2, cpu_fallback=False, warnings=("plan note",))
     spec = make_spec(
         trainable="catboost",
@@ -119,7 +107,7 @@ def test_warnings_for_gpu_libraries_plans_and_timing(make_spec: MakeSpec) -> Non
     assert on_cpu["gpu_plan"]["gpus_per_trial"] == 0.0
 
 
-def test_warnings_for_timing_dependent_searchers_and_schedulers(make_spec: MakeSpec) -> None:
+def test_warnings_for_timing_dependent_searchers_and_schedulers() -> None:
     spec = make_spec(
         space={"x": {"type": "uniform", "low": 0, "high": 1}},
         search={"algorithm": "optuna", "num_samples": 4, "max_concurrent": 2},
@@ -136,7 +124,7 @@ def test_warnings_for_timing_dependent_searchers_and_schedulers(make_spec: MakeS
     assert [w for w in data["warnings"] if "deterministic=false" in w]
 
 
-def test_rewrite_keeps_earlier_manifests(tmp_path: Path, make_spec: MakeSpec) -> None:
+def test_rewrite_keeps_earlier_manifests(tmp_path: Path) -> None:
     first = manifest.write_manifest(RunDir(tmp_path), make_spec(), CPU_PLAN)
     manifest.write_manifest(RunDir(tmp_path), make_spec(), CPU_PLAN)
     third = manifest.write_manifest(RunDir(tmp_path), make_spec(seed=43), CPU_PLAN)
@@ -147,7 +135,7 @@ def test_rewrite_keeps_earlier_manifests(tmp_path: Path, make_spec: MakeSpec) ->
     assert all("previous" not in m for m in data["previous"])
 
 
-def test_gpus_auto_is_pending_then_recorded(tmp_path: Path, make_spec: MakeSpec) -> None:
+def test_gpus_auto_is_pending_then_recorded(tmp_path: Path) -> None:
     spec = make_spec(resources={"gpus_per_trial": "auto"})
     plan = GPUPlan(physical_ids=(0,), num_gpus=1, cpu_fallback=False)
     manifest.write_manifest(RunDir(tmp_path), spec, plan)
@@ -166,7 +154,7 @@ def test_gpus_auto_is_pending_then_recorded(tmp_path: Path, make_spec: MakeSpec)
     assert rebuilt["spec_sha256"] == spec_hash(spec)  # the hash of what the user wrote
 
 
-def test_gpus_auto_on_cpu_fallback_and_numbers(make_spec: MakeSpec) -> None:
+def test_gpus_auto_on_cpu_fallback_and_numbers() -> None:
     spec = make_spec(resources={"gpus_per_trial": "auto"})
     fallback = GPUPlan((), 0, True, ("asks for GPUs (resources.gpus_per_trial=auto) ...",))
     data = manifest.build_manifest(spec, fallback)

@@ -12,6 +12,7 @@ import pytest
 from ray.tune.experiment import Trial
 from ray.tune.schedulers import HyperBandScheduler, TrialScheduler
 
+from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
 from raysweep.config.schema import HyperbandScheduler as HyperbandConfig
 from raysweep.driver.notices import (
@@ -23,8 +24,6 @@ from raysweep.schedulers.hyperband import (
     hyperband_milestones,
     make_hyperband,
 )
-
-from ..conftest import small_sweep_data
 
 # (max_t, reduction_factor) pairs checked against Ray's own brackets.
 RAY_SETTINGS = [(81, 3), (9, 3), (4, 2), (100, 3), (50, 2.5), (1, 3), (10, 4), (27, 1.5)]
@@ -110,7 +109,7 @@ def scheduled_spec(
     """A quadratic sweep under ``scheduler`` with max_t 9 and reduction factor 3."""
     search = {"algorithm": algorithm, "num_samples": num_samples, "max_concurrent": max_concurrent}
     return parse_spec(
-        small_sweep_data(
+        quadratic_sweep(
             search=search, scheduler={"type": scheduler, "max_t": 9, "reduction_factor": 3}
         )
     )

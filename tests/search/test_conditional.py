@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
 from raysweep.search.indexed import INDEX_KEY
 from raysweep.tuner.search_alg import build_searcher, innermost
@@ -34,9 +35,8 @@ SHAPES = {
 
 @pytest.mark.parametrize("algorithm", ["random", "optuna", "hyperopt"])
 def test_suggestions_hold_only_active_parameters(algorithm: str, tmp_path: Path) -> None:
-    spec = parse_spec({"name": "c", "trainable": "examples.quadratic:fit", "metric": "loss",
-                       "mode": "min", "space": SPACE, "seed": 3,
-                       "search": {"algorithm": algorithm, "num_samples": 40}})  # fmt: skip
+    search = {"algorithm": algorithm, "num_samples": 40}
+    spec = parse_spec(quadratic_sweep(name="c", space=SPACE, seed=3, search=search))
     searcher = build_searcher(spec)
     shapes: Counter[tuple[str, ...]] = Counter()
     for i in range(40):

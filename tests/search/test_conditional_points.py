@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from factories import make_spec
 from raysweep.config.conditions import conditions
-from raysweep.config.load import parse_spec
 from raysweep.config.schema import SweepSpec
 from raysweep.search.indexed import INDEX_KEY
 from raysweep.search.points import WarmStart, complete_points, select_points
@@ -31,11 +31,9 @@ ACTIVE_SHAPES = {
 }
 
 
-def make_spec(algorithm: str) -> SweepSpec:
-    return parse_spec({"name": "c", "trainable": "examples.quadratic:fit", "metric": "loss",
-                       "mode": "min", "space": SPACE, "seed": 3,
-                       "search": {"algorithm": algorithm, "num_samples": 6,
-                                  "max_concurrent": 1}})  # fmt: skip
+def conditional_spec(algorithm: str) -> SweepSpec:
+    search = {"algorithm": algorithm, "num_samples": 6, "max_concurrent": 1}
+    return make_spec(name="c", space=SPACE, seed=3, search=search)
 
 
 def domains(spec: SweepSpec) -> dict[str, Any]:
@@ -43,7 +41,7 @@ def domains(spec: SweepSpec) -> dict[str, Any]:
 
 
 def test_complete_points_fills_only_the_active_parameters() -> None:
-    spec = make_spec("optuna")
+    spec = conditional_spec("optuna")
     points = [
         {"entry": "linear"},
         {"entry": "tree", "tree.kind": "plain", "linear.alpha": 0.5},  # alpha: not under tree
@@ -60,7 +58,7 @@ def test_complete_points_fills_only_the_active_parameters() -> None:
 
 
 def test_complete_points_without_conditions_draws_every_parameter() -> None:
-    spec = make_spec("optuna")
+    spec = conditional_spec("optuna")
     done = complete_points([{"entry": "linear"}], domains(spec), 3)
     assert sorted(done[0]) == ["entry", "linear.alpha", "lr", "tree.drop", "tree.kind"]
     assert done == complete_points([{"entry": "linear"}], domains(spec), 3, {})
@@ -68,13 +66,13 @@ def test_complete_points_without_conditions_draws_every_parameter() -> None:
 
 def test_a_point_keeps_only_what_its_own_choices_activate() -> None:
     configs = [{"entry": "linear", "linear.alpha": 0.1, "tree.kind": "dropout", "lr": 0.1}]
-    points, notes = select_points(make_spec("optuna"), configs)
+    points, notes = select_points(conditional_spec("optuna"), configs)
     assert points == ({"entry": "linear", "linear.alpha": 0.1, "lr": 0.1},)
     assert notes == ["configuration 1: 'tree.kind' dropped (inactive when entry is \"linear\")"]
 
 
 def test_optuna_suggests_the_completed_active_point_first() -> None:
-    spec = make_spec("optuna")
+    spec = conditional_spec("optuna")
     points, _ = select_points(spec, [{"entry": "tree", "lr": 0.1}])
     alg = build_search_alg(spec, points=points)
     alg.set_search_properties("loss", "min", {})
@@ -85,7 +83,7 @@ def test_optuna_suggests_the_completed_active_point_first() -> None:
 
 
 def test_hyperopt_over_a_conditional_space_says_it_evaluates_no_point(tmp_path: Path) -> None:
-    spec = make_spec("hyperopt")
+    spec = conditional_spec("hyperopt")
     points, notes = select_points(spec, [{"entry": "tree", "tree.kind": "plain", "lr": 0.1}])
     assert points == ()
     assert notes and "HyperOpt's nested choices for a conditional space take no" in notes[0]

@@ -6,11 +6,10 @@ from typing import Any
 
 from ray import tune
 
+from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
 from raysweep.search.hyperopt import N_INITIAL_POINTS, make_hyperopt
 from raysweep.tuner.search_alg import build_searcher, innermost
-
-from ..conftest import small_sweep_data
 
 
 def startup_trials(options: dict[str, int]) -> int:
@@ -30,7 +29,7 @@ def test_n_initial_points_option_is_passed_through() -> None:
 
 def hyperopt_spec(options: dict[str, Any]) -> Any:
     search = {"algorithm": "hyperopt", "num_samples": 20, "options": options}
-    return parse_spec(small_sweep_data(search=search))
+    return parse_spec(quadratic_sweep(search=search))
 
 
 def test_a_sweep_without_options_gets_ten_start_up_trials() -> None:

@@ -8,11 +8,10 @@ from typing import Any
 import optuna
 from ray import tune
 
+from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
 from raysweep.search.optuna import make_optuna
 from raysweep.tuner.search_alg import build_searcher, innermost
-
-from ..conftest import small_sweep_data
 
 TrialState = optuna.trial.TrialState
 
@@ -78,7 +77,7 @@ def test_a_restarted_trial_reports_its_steps_again_without_warnings() -> None:
 
 def optuna_spec(scheduler: dict[str, Any]) -> Any:
     search = {"algorithm": "optuna", "num_samples": 20}
-    return parse_spec(small_sweep_data(search=search, scheduler=scheduler))
+    return parse_spec(quadratic_sweep(search=search, scheduler=scheduler))
 
 
 def test_the_builder_gives_optuna_the_schedulers_full_length() -> None:

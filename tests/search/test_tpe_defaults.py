@@ -14,13 +14,12 @@ from typing import Any
 
 import pytest
 
+from factories import quadratic_sweep
 from raysweep.config.load import parse_spec, spec_hash, spec_to_json
 from raysweep.config.schema import SweepSpec
 from raysweep.errors import ConfigError
 from raysweep.rundir import RunDir
 from raysweep.tuner.search_alg import build_searcher, innermost
-
-from ..conftest import small_sweep_data
 
 # A narrow valley along the diagonal of [0, 1]^2: which x is good depends on y, the
 # case univariate TPE (one density per parameter) cannot model.
@@ -34,7 +33,7 @@ def optuna_data(options: dict[str, Any] | None = None, **fields: Any) -> dict[st
     search: dict[str, Any] = {"algorithm": "optuna", "num_samples": 40, "max_concurrent": 4}
     if options is not None:
         search["options"] = options
-    return small_sweep_data(search=search, space=VALLEY_SPACE, **fields)
+    return quadratic_sweep(search=search, space=VALLEY_SPACE, **fields)
 
 
 def sampler_of(spec: SweepSpec) -> Any:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from factories import make_spec
 from raysweep.config.load import parse_spec
 from raysweep.config.schema import SweepSpec
 from raysweep.errors import ConfigError
@@ -25,22 +26,13 @@ SPACE: dict[str, Any] = {
 }
 
 
-def make_spec(algorithm: str = "random", num_samples: int = 5, **extra: Any) -> SweepSpec:
+def points_spec(algorithm: str = "random", num_samples: int = 5, **extra: Any) -> SweepSpec:
+    """A spec over :data:`SPACE` (a grid over x for ``grid``), one trial at a time, seed 3."""
     space = dict(SPACE)
     if algorithm == "grid":
         space = {"x": {"type": "grid", "values": [1.0, 2.0]}, "steps": 2}
-    return parse_spec(
-        {
-            "name": "warm",
-            "trainable": "examples.quadratic:fit",
-            "metric": "loss",
-            "mode": "min",
-            "space": space,
-            "search": {"algorithm": algorithm, "num_samples": num_samples, "max_concurrent": 1},
-            "seed": 3,
-            **extra,
-        }
-    )
+    search = {"algorithm": algorithm, "num_samples": num_samples, "max_concurrent": 1}
+    return make_spec(**{"name": "warm", "space": space, "search": search, "seed": 3, **extra})
 
 
 def suggest(spec: SweepSpec, points: tuple[dict[str, Any], ...], count: int) -> list[dict]:
@@ -71,7 +63,7 @@ def test_usable_parameters_are_kept_and_everything_else_is_dropped_with_a_note()
         {"x": 1.5, "n": 3.0, "c": "b"},  # same point as the first one
         {"n": True},
     ]
-    points, notes = select_points(make_spec(), configs)
+    points, notes = select_points(points_spec(), configs)
     assert points == ({"x": 1.5, "n": 3, "c": "b"}, {"n": 4, "c": "a"})
     assert isinstance(points[0]["n"], int)
     text = "\n".join(notes)
@@ -88,14 +80,14 @@ def test_usable_parameters_are_kept_and_everything_else_is_dropped_with_a_note()
 
 def test_no_more_points_than_trials() -> None:
     configs = [{"x": float(i)} for i in range(5)]
-    points, notes = select_points(make_spec(num_samples=3), configs)
+    points, notes = select_points(points_spec(num_samples=3), configs)
     assert [p["x"] for p in points] == [0.0, 1.0, 2.0]
     assert notes == ["2 configuration(s) beyond the sweep's 3 trials dropped"]
 
 
 def test_int_steps_accept_what_the_searcher_itself_suggests() -> None:
     space = {"k": {"type": "int", "low": 3, "high": 30, "step": 5}}
-    spec = parse_spec({**_data(make_spec()), "space": space})
+    spec = parse_spec({**_data(points_spec()), "space": space})
     points, notes = select_points(spec, [{"k": 8}, {"k": 10}, {"k": 9}, {"k": 35}])
     assert points == ({"k": 8}, {"k": 10})  # 3 + 5j, and Ray's multiples of 5
     assert notes[0] == "configuration 3: 'k' dropped (9 is not on the step 5 from 3)"
@@ -113,14 +105,14 @@ def _data(spec: SweepSpec) -> dict[str, Any]:
 
 
 def test_grid_search_skips_warm_start_and_says_so() -> None:
-    points, notes = select_points(make_spec("grid", num_samples=1), [{"x": 1.0}])
+    points, notes = select_points(points_spec("grid", num_samples=1), [{"x": 1.0}])
     assert points == ()
     assert notes == ["warm start skipped: grid search evaluates every grid point anyway"]
 
 
 def test_a_random_search_keeps_the_grid_to_the_grid() -> None:
     space = {"x": {"type": "uniform", "low": 0, "high": 6}, "g": {"type": "grid", "values": [1, 2]}}
-    spec = parse_spec({**_data(make_spec()), "space": space, "search": {"num_samples": 2}})
+    spec = parse_spec({**_data(points_spec()), "space": space, "search": {"num_samples": 2}})
     points, notes = select_points(spec, [{"x": 2.0, "g": 2}])
     assert points == ({"x": 2.0},)
     assert notes == ["configuration 1: 'g' dropped (the grid sets it)"]
@@ -128,7 +120,7 @@ def test_a_random_search_keeps_the_grid_to_the_grid() -> None:
 
 @pytest.mark.parametrize("algorithm", ["random", "optuna", "hyperopt"])
 def test_points_are_the_first_suggestions_with_the_first_indices(algorithm: str) -> None:
-    configs = suggest(make_spec(algorithm), POINTS, 4)
+    configs = suggest(points_spec(algorithm), POINTS, 4)
     assert [sampled(c) for c in configs[:2]] == list(POINTS)
     assert [c[INDEX_KEY] for c in configs] == [0, 1, 2, 3]
     assert sampled(configs[2]) not in POINTS  # then the searcher proposes its own
@@ -136,21 +128,21 @@ def test_points_are_the_first_suggestions_with_the_first_indices(algorithm: str)
 
 @pytest.mark.parametrize("algorithm", ["optuna", "hyperopt"])
 def test_a_partial_point_is_completed_from_the_seed(algorithm: str) -> None:
-    first = suggest(make_spec(algorithm), ({"x": 2.0},), 1)[0]
-    again = suggest(make_spec(algorithm), ({"x": 2.0},), 1)[0]
+    first = suggest(points_spec(algorithm), ({"x": 2.0},), 1)[0]
+    again = suggest(points_spec(algorithm), ({"x": 2.0},), 1)[0]
     assert first["x"] == 2.0 and set(sampled(first)) == {"x", "n", "c"}
     assert first == again  # the missing values come from the sweep's seed
 
 
 def test_random_search_after_the_points_is_the_sequence_without_them() -> None:
-    cold = suggest(make_spec("random"), (), 5)
-    warm = suggest(make_spec("random"), POINTS, 5)
+    cold = suggest(points_spec("random"), (), 5)
+    warm = suggest(points_spec("random"), POINTS, 5)
     assert warm[2:] == cold[2:]  # points stand in for the first variants only
     assert sampled(warm[0]) == POINTS[0] and warm[0]["steps"] == 2
 
 
 def test_random_search_restores_its_points_and_position(tmp_path: Path) -> None:
-    spec = make_spec("random")
+    spec = points_spec("random")
     searcher: Any = innermost(build_search_alg(spec, points=POINTS))
     searcher.suggest("a")
     path = tmp_path / "searcher.json"
@@ -180,7 +172,7 @@ def test_the_file_must_be_an_export(tmp_path: Path) -> None:
 def test_load_warm_start_round_trips_through_state(tmp_path: Path) -> None:
     path = tmp_path / "export.json"
     path.write_text(json.dumps({"configurations": [{"x": 1.0, "zz": 0}]}))
-    warm = load_warm_start(path, make_spec())
+    warm = load_warm_start(path, points_spec())
     assert warm.points == ({"x": 1.0},) and warm.source == str(path)
     assert WarmStart.from_json(json.loads(json.dumps(warm.to_json()))) == warm
 
@@ -191,7 +183,7 @@ def test_dry_run_shows_the_points_and_writes_nothing(tmp_path: Path) -> None:
     export = tmp_path / "export.json"
     export.write_text(json.dumps({"configurations": [{"x": 1.0}, {"x": 99.0}]}))
     config = tmp_path / "warm.json"
-    config.write_text(json.dumps(_data(make_spec()) | {"space": SPACE}))
+    config.write_text(json.dumps(_data(points_spec()) | {"space": SPACE}))
     out = io.StringIO()
     options = api.RunOptions(
         config=config, storage=tmp_path / "runs", dry_run=True, warm_start=export
@@ -208,7 +200,7 @@ def test_dry_run_shows_the_points_and_writes_nothing(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("algorithm", ["random", "optuna", "hyperopt"])
 def test_strict_batches_hand_out_the_points_first_too(algorithm: str) -> None:
-    spec = make_spec(algorithm, reproducibility={"strict": True, "batch_size": 2})
+    spec = points_spec(algorithm, reproducibility={"strict": True, "batch_size": 2})
     configs = suggest(spec, POINTS, 3)
     assert [sampled(c) for c in configs[:2]] == list(POINTS)
     assert [c[INDEX_KEY] for c in configs] == [0, 1, 2]

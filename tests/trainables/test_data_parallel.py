@@ -17,20 +17,15 @@ from typing import Any
 import psutil
 import pytest
 
+from factories import ctx_for
 from raysweep.errors import TrainableError
-from raysweep.trainables.context import TrialContext
 from raysweep.trainables.torch_mlp import fit_torch_mlp
 from raysweep.trainables.torch_mlp_state import replica_seed
 
 
-def ctx_for(args: dict[str, Any], seed: int = 7, **kwargs: Any) -> TrialContext:
-    return TrialContext(index=0, seed=seed, metric="val_loss", mode="min", trainable_args=args,
-                        cpus=2, **kwargs)  # fmt: skip
-
-
 @pytest.fixture
 def run_mlp(record_fit: Callable[..., Any]) -> Callable[..., Any]:
-    return partial(record_fit, fit_torch_mlp, ctx_for)
+    return partial(record_fit, fit_torch_mlp, partial(ctx_for, cpus=2))
 
 
 def fork_server(proc: psutil.Process) -> bool:
@@ -113,7 +108,7 @@ def test_a_failing_replica_fails_the_trial_with_its_traceback(tmp_path: Path) ->
     not_a_checkpoint = tmp_path / "empty"
     not_a_checkpoint.mkdir()
     with pytest.raises(TrainableError) as info:
-        fit_torch_mlp({}, ctx_for(args), load_dataset(args, 0), lambda m, c: None,
+        fit_torch_mlp({}, ctx_for(args, cpus=2), load_dataset(args, 0), lambda m, c: None,
                       not_a_checkpoint)  # fmt: skip
     assert "data-parallel replica" in str(info.value) and "of 2 failed" in str(info.value)
     assert "not a raysweep checkpoint" in str(info.value)  # the replica's own error
@@ -133,7 +128,7 @@ def test_killed_replicas_fail_the_trial_naming_the_signal(tmp_path: Path) -> Non
                 os.kill(pid, signal.SIGKILL)
 
     with pytest.raises(TrainableError, match=r"replica \d of 2 was killed by SIGKILL"):
-        fit_torch_mlp({"batch_size": 16}, ctx_for(args), load_dataset(args, 0), report)
+        fit_torch_mlp({"batch_size": 16}, ctx_for(args, cpus=2), load_dataset(args, 0), report)
     assert len(killed) == 2 and replica_pids() == []
 
 
@@ -185,7 +180,7 @@ def test_spawned_replicas_as_on_gpus_train_alike(tmp_path: Path) -> None:
     from raysweep.trainables.torch_mlp import TrainingJob, hyperparams, train_replica
 
     args = {"dataset": "wine", "epochs": 2, "data_parallel": 2}
-    ctx = ctx_for(args)
+    ctx = ctx_for(args, cpus=2)
     job = TrainingJob(hyperparams({"dropout": 0.2}), 2, ctx, load_dataset(args, 0), None)
     runs: dict[str, list[dict[str, float]]] = {"spawn": [], "forkserver": []}
     for method, reports in runs.items():

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from factories import ctx_for
 from raysweep.errors import TrainableError
 from raysweep.repro.gbm_params import Library
 from raysweep.trainables.builtins import CHECKPOINT_META, reported_metrics
@@ -26,24 +27,12 @@ SAMPLING: dict[str, dict[str, Any]] = {
 }
 
 
-def ctx_for(
-    args: dict[str, Any],
-    seed: int = 42,
-    checkpoint_frequency: int = 0,
-    checkpoint_at: frozenset[int] = frozenset(),
-) -> TrialContext:
-    return TrialContext(
-        index=0, seed=seed, metric="val_loss", mode="min", trainable_args=args,
-        checkpoint_frequency=checkpoint_frequency, checkpoint_at=checkpoint_at,
-    )  # fmt: skip
-
-
 @pytest.fixture
 def run_gbm(record_fit: Callable[..., Any]) -> Callable[..., Any]:
     """``record_fit`` of ``library`` (the first argument), the trial from ``ctx_for``."""
 
     def run(library: Library, *rest: Any, **options: Any) -> Any:
-        return record_fit(partial(fit_gbm, library), ctx_for, *rest, **options)
+        return record_fit(partial(fit_gbm, library), partial(ctx_for, seed=42), *rest, **options)
 
     return run
 
@@ -157,7 +146,7 @@ def _ray_trial(config: dict[str, Any]) -> None:
 
     config = dict(config)
     library, crash, args = config.pop("library"), config.pop("crash"), config.pop("args")
-    ctx = ctx_for(args, checkpoint_frequency=2)
+    ctx = ctx_for(args, seed=42, checkpoint_frequency=2)
     if crash and tune.get_checkpoint() is None:
 
         def report(metrics: dict[str, float], checkpoint_dir: Path | None) -> None:

@@ -10,16 +10,11 @@ from typing import Any
 
 import pytest
 
+from factories import ctx_for
 from raysweep.errors import TrainableError
 from raysweep.trainables.builtins import CHECKPOINT_META, reported_metrics
-from raysweep.trainables.context import TrialContext
 from raysweep.trainables.data import load_dataset
 from raysweep.trainables.torch_mlp import data_parallel_size, fit_torch_mlp, hyperparams
-
-
-def ctx_for(args: dict[str, Any], seed: int = 7, **kwargs: Any) -> TrialContext:
-    return TrialContext(index=0, seed=seed, metric="val_loss", mode="min", trainable_args=args,
-                        **kwargs)  # fmt: skip
 
 
 @pytest.fixture

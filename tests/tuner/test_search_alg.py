@@ -4,21 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
 from raysweep.tuner.search_alg import default_concurrency
 
 
 def spec(scheduler: dict[str, Any], num_samples: int = 30) -> Any:
     return parse_spec(
-        {
-            "name": "s",
-            "trainable": "examples.quadratic:fit",
-            "metric": "loss",
-            "mode": "min",
-            "space": {"x": {"type": "uniform", "low": 0, "high": 1}},
-            "search": {"algorithm": "random", "num_samples": num_samples},
-            "scheduler": scheduler,
-        }
+        quadratic_sweep(
+            name="s",
+            space={"x": {"type": "uniform", "low": 0, "high": 1}},
+            search={"algorithm": "random", "num_samples": num_samples},
+            scheduler=scheduler,
+            seed=0,
+        )
     )
 
 

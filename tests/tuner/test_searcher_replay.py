@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
 from raysweep.search.space import to_param_space
 from raysweep.tuner.search_alg import build_searcher
@@ -20,19 +21,16 @@ Event = tuple[str, str, float]
 
 def _spec(algorithm: str) -> Any:
     return parse_spec(
-        {
-            "name": "replay",
-            "trainable": "examples.quadratic:fit",
-            "metric": "loss",
-            "mode": "min",
-            "space": {
+        quadratic_sweep(
+            name="replay",
+            space={
                 "x": {"type": "uniform", "low": 0, "high": 1},
                 "n": {"type": "int", "low": 1, "high": 64, "log": True},
                 "k": {"type": "choice", "values": ["a", "b", "c"]},
             },
-            "search": {"algorithm": algorithm, "num_samples": 24},
-            "seed": 11,
-        }
+            search={"algorithm": algorithm, "num_samples": 24},
+            seed=11,
+        )
     )
 
 

@@ -131,7 +131,7 @@ def _rotation_and_repair() -> list[Target]:
 
 
 def _trial_io() -> list[Target]:
-    """trial_rows.py (per-trial rows safe against a racing upload), entry_warmer.py."""
+    """trial_rows.py (per-trial rows safe against a racing upload), entry_encoder.py."""
     return [
         Target(
             "ray.tune.logger.json",
@@ -146,7 +146,7 @@ def _trial_io() -> list[Target]:
             "Trial.get_json_state",
             "callable",
             ("self",),
-            "entry_warmer",
+            "entry_encoder",
         ),
     ]
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from raysweep._raycompat.actor_env import plain_trial_actors
 from raysweep._raycompat.actor_reuse import keep_starting_actors
-from raysweep._raycompat.entry_warmer import EntryWarmer
+from raysweep._raycompat.entry_encoder import EntryEncoder
 from raysweep._raycompat.node_loss import retry_lost_nodes
 from raysweep._raycompat.registry_cache import memoized_registry
 from raysweep._raycompat.snapshots import cheap_snapshots
@@ -53,7 +53,7 @@ def run_tuner(
     from ray import tune
 
     parts = build_tuner_parts(spec, options)
-    callbacks = [*(parts.run_config.callbacks or []), TrialRowsLogger(), EntryWarmer()]
+    callbacks = [*(parts.run_config.callbacks or []), TrialRowsLogger(), EntryEncoder()]
     if restore is None:
         parts.run_config.callbacks = callbacks
         tuner = tune.Tuner(

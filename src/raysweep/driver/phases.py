@@ -21,7 +21,7 @@ class Phase:
 
     kind: Literal["fit", "restore"]
     part: Part
-    warm_start: str | None = None  # earlier experiment whose searcher a new one continues
+    continued_from: str | None = None  # earlier experiment whose searcher a new one continues
 
 
 def recorded_parts(run: RunDir, state: dict[str, Any], stored: SweepSpec) -> list[Part]:

@@ -38,8 +38,8 @@ from raysweep.driver.shipping import Shipment, plan_shipment
 from raysweep.gpu.allocation import GPUPlan, gpu_env
 from raysweep.gpu.monitor import ResourceMonitor
 from raysweep.gpu.sharing import gpu_sharing
+from raysweep.report.preload import preload_report_imports
 from raysweep.report.records import SweepResult
-from raysweep.report.warm import prewarm_report_imports
 from raysweep.repro.determinism import DETERMINISM_ENV
 from raysweep.repro.manifest import add_manifest_warning
 from raysweep.run.lifecycle import drive_locked, start_run
@@ -114,7 +114,7 @@ def _drive(
         warning = dashboard_warning(wanted.dashboard_host)
         log.print(warning)
         add_manifest_warning(run, warning)
-    prewarm_report_imports()  # done while Ray starts, not after the last trial
+    preload_report_imports()  # done while Ray starts, not after the last trial
     # Ray starts even with no phase left: Ray's Trial objects need it to find files.
     # The sweep's MPS daemon (gpu_sharing) outlives Ray: started before its workers, stopped after.
     sharing = gpu_sharing(run, options.gpu_plan, log.print)
@@ -262,14 +262,14 @@ def _run_phase(
         last = phase.part.start_index + phase.part.trials - 1
         log.print(
             f"Extending with {phase.part.trials} trials in {phase.part.dir}/ (indices "
-            f"{phase.part.start_index}...{last}, searcher continued from {phase.warm_start}/)"
+            f"{phase.part.start_index}...{last}, searcher continued from {phase.continued_from}/)"
         )
     if phase.part not in parts:
         run.set_parts([*parts, phase.part])
-    if not phase.warm_start:
+    if not phase.continued_from:
         return run_tuner(spec, build)
-    with run.local_experiment(phase.warm_start, write_back=False) as earlier:
-        return run_tuner(spec, replace(build, warm_start=earlier))
+    with run.local_experiment(phase.continued_from, write_back=False) as earlier:
+        return run_tuner(spec, replace(build, continued_from=earlier))
 
 
 def _trial_info_path(run: RunDir, options: DriveOptions) -> Path | None:
@@ -293,14 +293,14 @@ def _repair(run: RunDir, part: Part) -> list[str]:
 
 def _first_points(phase: Phase, warm_start: WarmStart | None) -> tuple[dict[str, Any], ...]:
     """Warm-start points for the run's first experiment (none for an extension)."""
-    if warm_start is None or phase.part.start_index or phase.warm_start:
+    if warm_start is None or phase.part.start_index or phase.continued_from:
         return ()
     return warm_start.points
 
 
 def _log_warm_start(warm_start: WarmStart | None, phases: list[Phase], log: RunLog) -> None:
     """Say what warm start does, when the first experiment starts here (not on a restore)."""
-    fresh = any(p.kind == "fit" and not p.part.start_index and not p.warm_start for p in phases)
+    fresh = any(p.kind == "fit" and not p.part.start_index and not p.continued_from for p in phases)
     if warm_start is None or not fresh:
         return
     for line in warm_start.announcement():

@@ -86,7 +86,7 @@ def _import_before_trials(spec: SweepSpec) -> None:
     import contextlib
     import importlib
 
-    from raysweep.report.warm import import_report_modules
+    from raysweep.report.preload import import_report_modules
     from raysweep.trainables.builtins import split_seed
     from raysweep.trainables.context import TrialContext
     from raysweep.trainables.data import load_dataset

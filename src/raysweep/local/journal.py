@@ -1,11 +1,13 @@
-"""The in-process executor's journal: what exactly-once resume replays.
+"""The local engine's journal: what exactly-once resume replays.
 
 ``local/journal.jsonl`` (``RunDir.journal_path``) holds two kinds of line, in the
-order the executor made the matching calls into the searcher and scheduler:
+order the controller (``local/controller.py``) made the matching calls into the
+searcher and scheduler:
 
 - ``{"e": "suggest", "id", "index", "config"}``: the searcher suggested a trial;
-- ``{"e": "end", "id", "index", "status", "rows", "error", "started", "ended"}``: a
-  trial ended (``completed``, ``stopped`` or ``errored``) with every row it reported.
+- ``{"e": "end", "id", "index", "status", "rows", "error_file", "started", "ended"}``:
+  a trial ended (``completed``, ``stopped`` or ``errored``) with every row it reported;
+  ``error_file`` is the path of its error text, or null.
 
 A trial is finished exactly when its ``end`` line is in the file. Each line is one
 ``write`` on a descriptor opened with ``O_APPEND``, so a ``kill -9`` leaves at most
@@ -25,7 +27,7 @@ SUGGEST, END = "suggest", "end"
 
 
 class Journal:
-    """Appends the executor's records to ``local/journal.jsonl``."""
+    """Appends the controller's records to ``local/journal.jsonl``."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -39,7 +41,7 @@ class Journal:
         self._write({"e": SUGGEST, "id": trial_id, "index": index, "config": config})
 
     def ended(self, record: dict[str, Any]) -> None:
-        """Record a finished trial: ``{"id", "index", "status", "rows", "error", ...}``."""
+        """Record a finished trial: ``{"id", "index", "status", "rows", "error_file", ...}``."""
         self._write({"e": END, **record})
 
     def _write(self, record: dict[str, Any]) -> None:

@@ -42,7 +42,7 @@ class BuildOptions:
     experiment: str = TUNE_DIR  # Ray experiment directory under run_dir (tune-ext-N extends)
     num_samples: int | None = None  # trials of this experiment (default: the spec's total)
     start_index: int = 0  # trial index of the experiment's first suggestion
-    warm_start: Path | None = None  # earlier experiment whose searcher state to continue
+    continued_from: Path | None = None  # earlier experiment whose searcher state to continue
     warm_start_points: tuple[dict[str, Any], ...] = ()  # configs to suggest first (--warm-start)
     info_path: Path | None = None  # trial_info.jsonl (default: none is written)
     # overrides for the GPU probe and sweep repro
@@ -132,7 +132,7 @@ def build_tuner_parts(spec: SweepSpec, options: BuildOptions) -> TunerParts:
     else:
         param_space = constant_space(spec)
         search_alg = build_search_alg(
-            spec, options.start_index, options.warm_start, options.warm_start_points
+            spec, options.start_index, options.continued_from, options.warm_start_points
         )
         num_samples = options.num_samples or spec.total_trials
     several = spec.objectives is not None  # the searcher and scheduler hold their own metrics

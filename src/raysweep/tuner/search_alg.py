@@ -21,7 +21,7 @@ from raysweep.search.conditional import ActiveOnly, native_space
 from raysweep.search.indexed import IndexedSearcher
 from raysweep.search.space import to_param_space
 from raysweep.search.strict import BatchedSearcher
-from raysweep.tuner.warmstart import continue_searcher
+from raysweep.tuner.continued import continue_searcher
 
 
 class SweepSearch(SearchGenerator):
@@ -96,20 +96,20 @@ def innermost(searcher: Searcher | SearchGenerator) -> Searcher:
 def build_search_alg(
     spec: SweepSpec,
     start_index: int = 0,
-    warm_start: Path | None = None,
+    continued_from: Path | None = None,
     points: Sequence[Mapping[str, Any]] = (),
 ) -> SweepSearch:
     """The spec's searcher chain, numbering trials from ``start_index``.
 
-    ``warm_start``: an earlier experiment of the run whose searcher the new one
-    continues (tuner/warmstart.py); used by ``--num-samples`` extensions.
+    ``continued_from``: an earlier experiment of the run whose searcher the new one
+    continues (tuner/continued.py); used by ``--num-samples`` extensions.
     ``points``: configurations to suggest first (``sweep run --warm-start``).
     """
     searcher = build_searcher(spec, points)
     if isinstance(searcher, IndexedSearcher):
         searcher.next_index = start_index
-    if warm_start is not None:
-        continue_searcher(innermost(searcher), spec, warm_start, start_index)
+    if continued_from is not None:
+        continue_searcher(innermost(searcher), spec, continued_from, start_index)
     limit = spec.search.max_concurrent or default_concurrency(spec)
     return SweepSearch(ConcurrencyLimiter(searcher, max_concurrent=limit))
 

@@ -7,21 +7,11 @@ from typing import Any
 
 import pytest
 
+from factories import trading_sweep
 from raysweep.config.load import parse_spec
 from raysweep.errors import ConfigError
 from raysweep.trainables.checks import check_trainable
 from raysweep.trainables.trading.synthetic import SyntheticOptions, synthetic_ohlcv
-
-
-def sweep(space: dict[str, Any] | None = None, **args: Any) -> dict[str, Any]:
-    return {
-        "name": "t",
-        "trainable": "trading",
-        "trainable_args": {"synthetic": {"bars": 800}, "n_folds": 2, **args},
-        "metric": "composite",
-        "mode": "max",
-        "space": space or {"entry_threshold": {"type": "uniform", "low": 0.4, "high": 0.6}},
-    }
 
 
 def check(data: dict[str, Any]) -> None:
@@ -36,7 +26,7 @@ def test_a_good_space_passes_and_aliases_resolve_per_library() -> None:
         "stop_loss": {"type": "uniform", "low": 0.01, "high": 0.05},
         "return_horizons": [1, 8],
     }
-    spec = parse_spec(sweep(space))
+    spec = parse_spec(trading_sweep(space))
     assert list(spec.space) == ["entry_model", "lightgbm.num_leaves", "xgboost.learning_rate",
                                 "stop_loss", "return_horizons"]  # fmt: skip
     check_trainable(spec)
@@ -60,25 +50,25 @@ def test_a_good_space_passes_and_aliases_resolve_per_library() -> None:
 )
 def test_bad_spaces_name_the_key(space: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        check(sweep(space))
+        check(trading_sweep(space))
 
 
 def test_interacting_ranges_pass_when_some_pair_works() -> None:
     space = {"macd_fast": {"type": "int", "low": 5, "high": 40},
              "macd_slow": {"type": "int", "low": 20, "high": 60}}  # fmt: skip
-    check(sweep(space))
+    check(trading_sweep(space))
 
 
 def test_bad_arguments_and_data_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"trainable_args\.windows: unknown argument"):
-        check(sweep(windows=3))
+        check(trading_sweep(windows=3))
     with pytest.raises(ConfigError, match=r"trainable_args\.fee_bps: must be a number"):
-        check(sweep(fee_bps=-1))
+        check(trading_sweep(fee_bps=-1))
     with pytest.raises(ConfigError, match="need >= 100"):
-        check(sweep(n_folds=8, val_bars=100))
+        check(trading_sweep(n_folds=8, val_bars=100))
     path = tmp_path / "bars.csv"
     synthetic_ohlcv(SyntheticOptions(bars=300)).drop(columns="volume").to_csv(path, index=False)
     with pytest.raises(ConfigError, match=r"missing column\(s\) volume"):
-        check(sweep(data=str(path), synthetic=None))
+        check(trading_sweep(data=str(path), synthetic=None))
     with pytest.raises(ConfigError, match="metric: trainable 'trading' does not report 'sharp'"):
-        check({**sweep(), "metric": "sharp"})
+        check({**trading_sweep(), "metric": "sharp"})

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from factories import trading_sweep
 from raysweep.config.load import parse_spec
 from raysweep.errors import ConfigError
 from raysweep.trainables.checks import check_trainable
@@ -81,15 +82,8 @@ def test_windows_look_back_within_their_symbol_only() -> None:
     assert (index <= rows[:, None]).all()  # never a later bar
 
 
-def sweep(space: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "name": "t",
-        "trainable": "trading",
-        "trainable_args": {"synthetic": {"bars": 800}, "n_folds": 2},
-        "metric": "composite",
-        "mode": "max",
-        "space": {"entry_model": "cnn_lstm", **space},
-    }
+def cnn_lstm_sweep(space: dict[str, Any]) -> dict[str, Any]:
+    return trading_sweep({"entry_model": "cnn_lstm", **space})
 
 
 def test_a_good_space_passes() -> None:
@@ -98,7 +92,7 @@ def test_a_good_space_passes() -> None:
         "cnn_lstm.learning_rate": {"type": "loguniform", "low": 1e-4, "high": 1e-2},
         "cnn_lstm.seq_len": 16,
     }
-    check_trainable(parse_spec(sweep(space)))
+    check_trainable(parse_spec(cnn_lstm_sweep(space)))
 
 
 @pytest.mark.parametrize(
@@ -121,4 +115,4 @@ def test_a_good_space_passes() -> None:
 )
 def test_bad_parameters_name_the_key(space: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        check_trainable(parse_spec(sweep(space)))
+        check_trainable(parse_spec(cnn_lstm_sweep(space)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ray.tune.experiment import Trial
 
-from raysweep._raycompat.entry_warmer import EntryWarmer
+from raysweep._raycompat.entry_encoder import EntryEncoder
 
 
 def running_trial() -> Trial:
@@ -15,13 +15,13 @@ def running_trial() -> Trial:
 
 def test_an_ended_trial_is_encoded_at_the_next_turn_with_its_final_status() -> None:
     done, failed, other = running_trial(), running_trial(), running_trial()
-    warmer = EntryWarmer()
-    warmer.on_trial_complete(iteration=1, trials=[], trial=done)
-    warmer.on_trial_error(iteration=1, trials=[], trial=failed)
+    encoder = EntryEncoder()
+    encoder.on_trial_complete(iteration=1, trials=[], trial=done)
+    encoder.on_trial_error(iteration=1, trials=[], trial=failed)
     done.set_status(Trial.TERMINATED)  # Ray sets the status after the callbacks
     failed.set_status(Trial.ERROR)
     assert done._state_json is None and failed._state_json is None
-    warmer.on_step_end(iteration=1, trials=[])
+    encoder.on_step_end(iteration=1, trials=[])
     assert '"status": "TERMINATED"' in done.get_json_state()[0]
     assert done._state_json is not None and failed._state_json is not None
     assert '"status": "ERROR"' in failed._state_json
@@ -30,9 +30,9 @@ def test_an_ended_trial_is_encoded_at_the_next_turn_with_its_final_status() -> N
 
 def test_each_ended_trial_is_encoded_once() -> None:
     trial = running_trial()
-    warmer = EntryWarmer()
-    warmer.on_trial_complete(iteration=1, trials=[], trial=trial)
-    warmer.on_step_end(iteration=1, trials=[])
+    encoder = EntryEncoder()
+    encoder.on_trial_complete(iteration=1, trials=[], trial=trial)
+    encoder.on_step_end(iteration=1, trials=[])
     trial.invalidate_json_state()
-    warmer.on_step_end(iteration=2, trials=[])
+    encoder.on_step_end(iteration=2, trials=[])
     assert trial._state_json is None  # left to Ray's next snapshot

@@ -8,6 +8,7 @@ from typing import Any
 
 from ray.tune.search import ConcurrencyLimiter
 
+from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
 from raysweep.config.schema import SweepSpec
 from raysweep.search.indexed import INDEX_KEY, IndexedSearcher
@@ -17,20 +18,17 @@ from raysweep.tuner.search_alg import SweepSearch, build_search_alg, innermost
 
 def spec(algorithm: str, num_samples: int, max_concurrent: int | None = 2) -> SweepSpec:
     return parse_spec(
-        {
-            "name": "state",
-            "trainable": "examples.quadratic:fit",
-            "metric": "loss",
-            "mode": "min",
-            "space": {"x": {"type": "uniform", "low": 0, "high": 6}, "steps": 2},
-            "search": {
+        quadratic_sweep(
+            name="state",
+            space={"x": {"type": "uniform", "low": 0, "high": 6}, "steps": 2},
+            search={
                 "algorithm": algorithm,
                 "num_samples": num_samples,
                 "max_concurrent": max_concurrent,
                 "options": {"n_startup_trials": 2} if algorithm == "optuna" else {},
             },
-            "seed": 5,
-        }
+            seed=5,
+        )
     )
 
 
@@ -76,7 +74,7 @@ def test_random_extension_continues_the_seeded_sequence(tmp_path: Path) -> None:
     first = build_search_alg(spec("random", 3))
     run_trials(first, 3)
     save(first, tmp_path / "tune")
-    extension = build_search_alg(spec("random", 5), start_index=3, warm_start=tmp_path / "tune")
+    extension = build_search_alg(spec("random", 5), start_index=3, continued_from=tmp_path / "tune")
     extra = run_trials(extension, 2, first=3)
     assert extra == uninterrupted[3:]
     assert [c[INDEX_KEY] for c in extra] == [3, 4]
@@ -85,7 +83,7 @@ def test_random_extension_continues_the_seeded_sequence(tmp_path: Path) -> None:
 def test_random_extension_without_saved_state_fast_forwards(tmp_path: Path) -> None:
     uninterrupted = run_trials(build_search_alg(spec("random", 5)), 5)
     (tmp_path / "tune").mkdir()
-    extension = build_search_alg(spec("random", 5), start_index=3, warm_start=tmp_path / "tune")
+    extension = build_search_alg(spec("random", 5), start_index=3, continued_from=tmp_path / "tune")
     assert run_trials(extension, 2, first=3) == uninterrupted[3:]
 
 
@@ -94,7 +92,7 @@ def test_optuna_extension_keeps_the_study(tmp_path: Path) -> None:
     seen = run_trials(first, 4)
     save(first, tmp_path / "tune")
     extension = build_search_alg(
-        spec("optuna", 6, max_concurrent=1), start_index=4, warm_start=tmp_path / "tune"
+        spec("optuna", 6, max_concurrent=1), start_index=4, continued_from=tmp_path / "tune"
     )
     study = innermost(extension)._ot_study  # type: ignore[attr-defined]
     assert [t.params["x"] for t in study.trials] == [c["x"] for c in seen]

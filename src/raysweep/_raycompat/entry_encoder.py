@@ -9,7 +9,7 @@ from ray.tune import Callback
 from raysweep._raycompat.switch import perf_patch_applies
 
 
-class EntryWarmer(Callback):
+class EntryEncoder(Callback):
     """Encodes each ended trial's snapshot entry at the next turn of Ray Tune's loop.
 
     Ray Tune encodes a trial's entry (``Trial.get_json_state``: its state as
