@@ -36,7 +36,7 @@ from ray.tune.experiment import Trial
 from ray.tune.schedulers import HyperBandScheduler, TrialScheduler
 
 from raysweep._raycompat.paused_trials import pause_in_controller
-from raysweep.schedulers.hyperband_replay import replay_hyperband
+from raysweep.schedulers.hyperband_replay import SimulatedController, replay_hyperband
 
 REBUILT = frozenset(
     {"fifo", "asha", "median", "hyperband"}
@@ -59,19 +59,6 @@ class RecordedTrial:
 
     trial_id: str
     rows: tuple[dict[str, Any], ...] = ()
-
-
-class ReplayController:
-    """What a Ray Tune scheduler may ask of its controller while history is replayed."""
-
-    def __init__(self, trials: Sequence[Trial]) -> None:
-        self._trials = list(trials)
-
-    def get_trials(self) -> list[Trial]:
-        return list(self._trials)
-
-    def get_live_trials(self) -> set[Trial]:
-        return {t for t in self._trials if t.status != Trial.TERMINATED}
 
 
 class RestoringScheduler(TrialScheduler):
@@ -111,7 +98,7 @@ class RestoringScheduler(TrialScheduler):
                 pause_in_controller(tune_controller, waiting)
             return
         # Ray types the argument as its TuneController; the stand-in has what they read.
-        stand_in: Any = ReplayController(trials)
+        stand_in: Any = SimulatedController(self.inner, trials)
         for trial in trials:
             rows = self._recorded[trial.trial_id].rows
             self.inner.on_trial_add(stand_in, trial)
