@@ -4,7 +4,8 @@ The trial runs through the same wrapped trainable as in the sweep, with its
 recorded config and ``__trial_index__`` (hence the same seed), the same
 resources and checkpoint settings, for as many iterations as it ran before,
 in a temporary directory. The run directory is only appended to
-(``sweep_output.log``).
+(``sweep_output.log``). A run that shared its GPUs through MPS is rerun under
+MPS with the same share where this machine has it, else time-sliced with a note.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import math
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -23,6 +25,7 @@ from raysweep.driver.ray_session import RayOptions, ray_running, ray_session
 from raysweep.errors import ConfigError, SweepError
 from raysweep.gpu.allocation import GPUPlan, gpu_env
 from raysweep.gpu.planning import plan_gpus, recorded_spec
+from raysweep.gpu.sharing import AUTO, MPS, gpu_sharing
 from raysweep.report.collect import collect
 from raysweep.report.records import SweepResult, TrialRecord
 from raysweep.repro.determinism import DETERMINISM_ENV
@@ -65,7 +68,7 @@ def rerun_trial(run: RunDir, trial_id: str | None, out: IO[str] = sys.stdout) ->
         )
         for warning in run.read_manifest().get("warnings", []):
             log.print(f"note: {warning}")
-        rerun = run_alone(spec, run, record)
+        rerun = run_alone(spec, run, record, log.print)
         if rerun.status == "errored":
             lines = (rerun.error or "").strip().splitlines()
             log.print(f"recorded: {spec.metric} last={record.last.get(spec.metric)!r}")
@@ -107,13 +110,15 @@ def pick_trial(run: RunDir, result: SweepResult, trial_id: str | None) -> TrialR
     return record
 
 
-def run_alone(spec: SweepSpec, run: RunDir, record: TrialRecord) -> TrialRecord:
+def run_alone(
+    spec: SweepSpec, run: RunDir, record: TrialRecord, say: Callable[[str], None] = print
+) -> TrialRecord:
     """Run the recorded trial alone in a temporary directory; its new record.
 
     Starts (and afterwards stops) a local Ray unless this process already has one.
     """
     cpu_fallback = bool(run.read_manifest().get("gpu_plan", {}).get("cpu_fallback", False))
-    spec = _resolved_gpus(spec, run, cpu_fallback)
+    spec = _shared_where_possible(_resolved_gpus(spec, run, cpu_fallback))
     plan = _gpu_plan(spec, record, cpu_fallback)
     if not ray_running():  # CUDA numbering is fixed when Ray starts, as in `sweep run`
         os.environ.update(gpu_env(plan))
@@ -123,7 +128,11 @@ def run_alone(spec: SweepSpec, run: RunDir, record: TrialRecord) -> TrialRecord:
         include_dashboard=False,  # one short trial
         env_vars=dict(DETERMINISM_ENV) if spec.reproducibility.deterministic else {},
     )
-    with ray_session(ray_options), tempfile.TemporaryDirectory(prefix="raysweep-repro-") as tmp:
+    with (
+        gpu_sharing(run, plan, say),
+        ray_session(ray_options),
+        tempfile.TemporaryDirectory(prefix="raysweep-repro-") as tmp,
+    ):
         options = BuildOptions(
             run_dir=Path(tmp),
             driver_visible_devices=visible,
@@ -152,6 +161,20 @@ def _resolved_gpus(spec: SweepSpec, run: RunDir, cpu_fallback: bool) -> SweepSpe
             f"({run.packing_path.name} is missing); cannot rerun its trials the same way"
         )
     return resolved
+
+
+def _shared_where_possible(spec: SweepSpec) -> SweepSpec:
+    """An ``"mps"`` run is rerun as ``"auto"``: with its MPS share here, else time-sliced.
+
+    A rerun compares numbers, and a trial alone on a GPU gets the same numbers
+    from most CUDA libraries either way; refusing it on a machine without MPS
+    would leave the run with no way to check a trial at all. The note says when
+    the share was not reproduced (cuBLAS may pick other kernels for another SM count).
+    """
+    if spec.resources.gpu_sharing != MPS:
+        return spec
+    resources = spec.resources.model_copy(update={"gpu_sharing": AUTO})
+    return spec.model_copy(update={"resources": resources})
 
 
 def _gpu_plan(spec: SweepSpec, record: TrialRecord, cpu_fallback: bool) -> GPUPlan:
