@@ -137,3 +137,36 @@ def test_a_snapshot_ahead_of_its_stored_rows_with_no_checkpoint_they_reach_resta
     assert meta.last_result == {}
     assert iterations(trial_dir / "result.json") == []
     assert not list(trial_dir.glob("checkpoint_*"))  # untracked now: deleted
+
+
+def test_a_resumed_trial_names_its_next_checkpoint_past_every_one_it_used(tmp_path: Path) -> None:
+    """The snapshot's count lags its trial: new checkpoints must not reuse named directories."""
+    from ray.train._internal.storage import StorageContext
+    from ray.tune.utils.serialization import TuneFunctionDecoder, TuneFunctionEncoder
+
+    trial_dir = tmp_path / "trial_a"
+    trial_dir.mkdir()
+    rows = [{"training_iteration": i, "checkpoint_dir_name": f"checkpoint_{i - 1:06d}"}
+            for i in range(1, 6)]  # fmt: skip
+    (trial_dir / "result.json").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for i in (3, 4, 6):  # 6: written at the kill, named by no row yet
+        (trial_dir / f"checkpoint_{i:06d}").mkdir()
+    context = StorageContext(str(tmp_path.parent), tmp_path.name, trial_dir_name="trial_a")
+    context.current_checkpoint_index = 1  # as the snapshot recorded it, before the kill
+    storage = json.loads(json.dumps(context, cls=TuneFunctionEncoder))
+    trial = {"trial_id": "a", "status": "RUNNING", "relative_logdir": "trial_a", "storage": storage}
+    state = {"trial_data": [[json.dumps(trial), "{}"]]}
+    snapshot = tmp_path / "experiment_state-2026-11-24_00-00-00.json"
+    snapshot.write_text(json.dumps(state))
+
+    repair_snapshot(tmp_path)
+
+    ((trial_json, _),) = json.loads(snapshot.read_text())["trial_data"]
+    repaired = json.loads(trial_json, cls=TuneFunctionDecoder, allow_cloudpickle=True)["storage"]
+    assert repaired.current_checkpoint_index == 7
+    assert repaired.trial_dir_name == "trial_a"
+    assert (tmp_path / (snapshot.name + ".orig")).is_file()
+    repair_snapshot(tmp_path)  # a second repair leaves a count already past them alone
+    ((again, _),) = json.loads(snapshot.read_text())["trial_data"]
+    decoded = json.loads(again, cls=TuneFunctionDecoder, allow_cloudpickle=True)
+    assert decoded["storage"].current_checkpoint_index == 7

@@ -127,6 +127,14 @@ def _rotation_and_repair() -> list[Target]:
             "repair",
         ),
         Target("ray.tune.result", "DEBUG_METRICS", "value", (), "repair"),
+        *_fields(_STORAGE, "StorageContext", "current_checkpoint_index", "repair"),
+        Target(
+            "ray.tune.utils.serialization",
+            "TuneFunctionDecoder",
+            "callable",
+            ("args", "allow_cloudpickle"),
+            "repair",
+        ),
     ]
 
 

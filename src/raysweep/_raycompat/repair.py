@@ -25,11 +25,19 @@ Rows a trial reported after the checkpoint it continues from (or all of them,
 when it restarts from scratch) are reported again once it runs: they are cut
 from its ``result.json`` (the whole file kept as ``result.json.orig``), so that
 every iteration appears in it once.
+
+The trial's next checkpoint directory name (``checkpoint_<index>``, Ray counts
+it in the trial's storage context) is moved past every name the trial used:
+the snapshot's count lags like the rest of it, and a resumed trial would
+otherwise write its new checkpoints into directories its rows already name
+(the one it continues from included), so that a later resume would restore
+a state from another iteration than its row says.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from numbers import Number
 from pathlib import Path
@@ -41,6 +49,7 @@ from raysweep._raycompat.experiment_state import FINAL_STATUSES, newest_state_fi
 from raysweep.jsonio import write_text_atomic
 
 ITER = "training_iteration"
+_CHECKPOINT_DIR = re.compile(r"checkpoint_\d+")
 
 
 def repair_snapshot(exp_dir: Path, storage: tuple[str, Any] | None = None) -> list[str]:
@@ -59,6 +68,9 @@ def repair_snapshot(exp_dir: Path, storage: tuple[str, Any] | None = None) -> li
         trial = json.loads(item[0])
         name = f"trial {trial['trial_id']}"
         if trial["status"] not in FINAL_STATUSES:
+            if _advance_checkpoint_index(exp_dir, trial):
+                item[0] = json.dumps(trial)
+                changed = True
             new_meta, note = _catch_up(exp_dir, trial, item[1], storage)
             if note:
                 item[1] = new_meta
@@ -199,6 +211,33 @@ def _drop_rows_after(exp_dir: Path, trial: dict[str, Any], meta_json: str) -> in
     if latest is not None and latest.checkpoint is not None:
         restart_at = int(latest.metrics.get(ITER) or 0)
     return truncate_rows(exp_dir / Path(logdir).name / "result.json", restart_at)
+
+
+def _advance_checkpoint_index(exp_dir: Path, trial: dict[str, Any]) -> bool:
+    """Name the trial's next checkpoint past every one it wrote or its rows name.
+
+    ``trial``: its snapshot entry, changed in place; True when it was changed.
+    """
+    from ray.tune.utils.serialization import TuneFunctionDecoder, TuneFunctionEncoder
+
+    logdir = trial.get("relative_logdir")
+    if not isinstance(logdir, str) or not logdir or "storage" not in trial:
+        return False
+    trial_dir = exp_dir / Path(logdir).name
+    names = [path.name for path in trial_dir.glob("checkpoint_*")]
+    names += [str(row.get("checkpoint_dir_name")) for row in _read_rows(trial_dir / "result.json")]
+    used = [int(name.rsplit("_", 1)[1]) for name in names if _CHECKPOINT_DIR.fullmatch(name)]
+    if not used:
+        return False
+    # Ray's own snapshot, read back as Ray reads it (its decoder refuses pickles by default)
+    context = json.loads(
+        json.dumps(trial["storage"]), cls=TuneFunctionDecoder, allow_cloudpickle=True
+    )
+    if context.current_checkpoint_index > max(used):
+        return False
+    context.current_checkpoint_index = max(used) + 1
+    trial["storage"] = json.loads(json.dumps(context, cls=TuneFunctionEncoder))
+    return True
 
 
 def drop_untracked_checkpoints(exp_dir: Path, trial: dict[str, Any], meta_json: str) -> list[str]:
