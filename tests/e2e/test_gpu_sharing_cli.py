@@ -96,6 +96,7 @@ def test_gpus_reports_mps(sweep_cli: CliRunner) -> None:
 def test_auto_falls_back_to_time_slicing_with_one_note(
     tmp_path: Path, sweep_cli: CliRunner
 ) -> None:
+    """And `sweep repro` of an "mps" run (edited in: no MPS here to make one) reruns time-sliced."""
     data = {**SHARED, "resources": {**SHARED["resources"], "gpu_sharing": "auto"}}
     proc = sweep_cli(
         "run", "--config", str(write(tmp_path, data)), "--storage", str(tmp_path), "--allow-cpu"
@@ -113,26 +114,13 @@ def test_auto_falls_back_to_time_slicing_with_one_note(
     results = json.loads((run_dir / "results.json").read_text())
     assert [t["status"] for t in results["trials"]] == ["completed", "completed"]
     assert not (run_dir / "mps_daemon.json").exists()
-
-
-@pytest.mark.slow
-@NO_MPS
-def test_repro_of_an_mps_run_where_mps_is_missing_reruns_time_sliced(
-    tmp_path: Path, sweep_cli: CliRunner
-) -> None:
-    """A run recorded with "mps" (edited in: this machine cannot make one) reruns with a note."""
-    data = {**SHARED, "resources": {**SHARED["resources"], "gpu_sharing": "auto"}}
-    proc = sweep_cli(
-        "run", "--config", str(write(tmp_path, data)), "--storage", str(tmp_path), "--allow-cpu"
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    spec_path = tmp_path / "shared" / "spec.json"
+    spec_path = run_dir / "spec.json"
     spec = json.loads(spec_path.read_text())
     spec["spec"]["resources"]["gpu_sharing"] = "mps"
     spec_path.write_text(json.dumps(spec))
-    proc = sweep_cli("repro", str(tmp_path / "shared"))
+    proc = sweep_cli("repro", str(run_dir))
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output
     assert output.splitlines()[-1] == "match", output
     assert "note: GPU sharing: time-slicing (MPS not available: " in output
-    assert not (tmp_path / "shared" / "mps_daemon.json").exists()
+    assert not (run_dir / "mps_daemon.json").exists()
