@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from engine_helpers import contract_sweep, run_contract_sweep, trials_by_index
 
 from factories import run_sweep_cli
@@ -151,3 +152,31 @@ def test_num_samples_extension_runs_only_the_extra_trials(tmp_path: Path, engine
     out_io = io.StringIO()
     code = api.resume_sweep(str(run.path), api.RunOptions(dashboard=False), out_io)
     assert code == 0 and "nothing to resume" in out_io.getvalue(), out_io.getvalue()
+
+
+@pytest.mark.parametrize("algorithm", ["random", "optuna"])
+def test_warm_start_points_run_first_the_same_way_on_both_engines(
+    tmp_path: Path, ray_session: None, algorithm: str
+) -> None:
+    points = [{"learning_rate": 0.1, "num_leaves": 5}, {"learning_rate": 0.02, "num_leaves": 30}]
+    export = tmp_path / "best_configs.json"
+    export.write_text(json.dumps({"configurations": points}))
+    runs = {}
+    for engine in ("ray", "local"):
+        data = contract_sweep(f"warm-{algorithm}-{engine}", algorithm, "fifo", engine)
+        code, run, out = run_contract_sweep(tmp_path, data, warm_start=export)
+        assert code == 0, out
+        assert f"Warm start: 2 configuration(s) from {export} evaluated first" in out, out
+        trials = results(run)
+        for index, point in enumerate(points):
+            assert trials[index]["config"] == {**point, "objective": "binary"}
+            assert trials[index]["seed"] == trial_seed_for(1, index)
+        warm = run.read_state()["warm_start"]
+        assert (warm["source"], warm["points"]) == (str(export), points)
+        # A resume keeps the points the run started with, and says so of new ones.
+        out_io = io.StringIO()
+        again = api.RunOptions(warm_start=export, dashboard=False)
+        assert api.resume_sweep(str(run.path), again, out_io) == 0, out_io.getvalue()
+        assert f"--warm-start {export} ignored" in out_io.getvalue(), out_io.getvalue()
+        runs[engine] = trials_by_index(run)
+    assert runs["ray"] == runs["local"]
