@@ -32,12 +32,12 @@ pytestmark = pytest.mark.slow
 NUM_SAMPLES = 6
 
 
-def crash_sweep(engine: str, trials: int = NUM_SAMPLES, rounds: int = 600) -> dict[str, Any]:
-    """The contract sweep with trials long enough (~0.3 s each in-process) to be killed in."""
+def crash_sweep(engine: str) -> dict[str, Any]:
+    """The contract sweep (Optuna, one trial at a time) with :data:`NUM_SAMPLES` trials
+    long enough to be killed in (600 boosting rounds, ~0.3 s in-process)."""
     data = contract_sweep(f"crash-{engine}", "optuna", "fifo", engine)
-    data["trainable_args"] = {"dataset": "breast_cancer", "num_boost_round": rounds,
-                              "report_every": rounds // 4}  # fmt: skip
-    data["search"]["num_samples"] = trials
+    data["trainable_args"].update(num_boost_round=600, report_every=150)
+    data["search"]["num_samples"] = NUM_SAMPLES
     return data
 
 

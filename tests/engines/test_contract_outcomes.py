@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from engine_helpers import contract_sweep, run_contract_sweep, trials_by_index
 
-from factories import run_sweep_cli
+from factories import csv_with_missing_values, run_sweep_cli
 from raysweep import api
 from raysweep.config.load import parse_spec
 from raysweep.repro.seeds import trial_seed_for
@@ -34,14 +34,9 @@ def results(run: RunDir) -> list[dict[str, Any]]:
 
 def catboost_sweep(tmp_path: Path, name: str, engine: str, nan_modes: list[str],
                    **args: Any) -> dict[str, Any]:  # fmt: skip
-    """CatBoost over a CSV with missing values: ``nan_mode`` Forbidden fails in training
-    only (the parameter check's tiny sample has no NaN); ``args``: more trainable_args."""
-    rows = ["a,b,c,target"]
-    for i in range(60):
-        a = "" if i % 7 == 0 else str(i % 11 / 10)
-        rows.append(f"{a},{(i * 7) % 13 / 13},{(i * 3) % 5},{i % 2}")
-    data_file = tmp_path / "with_nan.csv"
-    data_file.write_text("\n".join(rows) + "\n")
+    """CatBoost over a CSV with missing values, one trial per ``nan_modes`` value
+    (Forbidden fails in training); ``args``: more trainable_args."""
+    data_file = csv_with_missing_values(tmp_path / "with_nan.csv")
     data = contract_sweep(name, "grid", "fifo", engine)
     data.update(
         trainable="catboost",
