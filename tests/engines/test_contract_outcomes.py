@@ -100,7 +100,7 @@ def test_every_trial_errored_exits_1_on_either_engine(tmp_path: Path, engine: st
 def test_the_time_budget_stops_either_engine_the_same_way(tmp_path: Path, engine: str) -> None:
     """The budget ends the sweep as completed (exit 0): the trial it cuts short is stopped,
     no later trial starts, and every trial is recorded once."""
-    data = contract_sweep(f"budget-{engine}", "random", "fifo", engine, stop={"time_budget_s": 4})
+    data = contract_sweep(f"budget-{engine}", "random", "fifo", engine, stop={"time_budget_s": 6})
     data["search"]["num_samples"] = 100
     data["trainable_args"].update(num_boost_round=400, report_every=2)  # 200 reports a trial
     code, run, out = run_contract_sweep(tmp_path, data)
