@@ -4,7 +4,8 @@
   :func:`kill_group` for a process started in its own session;
 - sweep.json data and specs of the quadratic example (``examples.quadratic:fit``):
   :func:`quadratic_sweep`, :func:`make_spec`, :data:`QUADRATIC_SPACES`;
-- a built-in trainable's trial context: :func:`ctx_for`.
+- a built-in trainable's trial context: :func:`ctx_for`;
+- a CSV data set with missing values: :func:`csv_with_missing_values`.
 
 Test modules import it as ``factories`` (tests/conftest.py puts this directory on
 sys.path); tests/conftest.py offers the same helpers as fixtures. Not a test module.
@@ -133,3 +134,15 @@ def trading_sweep(space: dict[str, Any] | None = None, **args: Any) -> dict[str,
         "mode": "max",
         "space": space or {"entry_threshold": {"type": "uniform", "low": 0.4, "high": 0.6}},
     }
+
+
+def csv_with_missing_values(path: Path) -> Path:
+    """60 rows of features a, b, c and a binary ``target``, every 7th ``a`` missing,
+    written to ``path``: CatBoost's ``nan_mode`` Forbidden fails on it in training only
+    (the parameter check's tiny sample has no missing value)."""
+    rows = ["a,b,c,target"]
+    for i in range(60):
+        a = "" if i % 7 == 0 else str(i % 11 / 10)
+        rows.append(f"{a},{(i * 7) % 13 / 13},{(i * 3) % 5},{i % 2}")
+    path.write_text("\n".join(rows) + "\n")
+    return path

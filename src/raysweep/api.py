@@ -178,6 +178,12 @@ def resume_sweep(
         check_trainable(spec)
         check_logging(spec)
         check_unlocked(run.lock_path, str(run))
+        if options.warm_start is not None:  # either engine: the recorded points stay
+            print(
+                f"note: --warm-start {options.warm_start} ignored: a resumed run keeps the "
+                "starting points it was started with",
+                file=out,
+            )
         return engine_for(spec).resume(run, stored, spec, options.engine_options(), out, owned)
 
 

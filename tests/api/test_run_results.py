@@ -86,18 +86,3 @@ def test_best_config_matches_best_record(failing_run: tuple[int, Path, str]) -> 
     assert best["config"]["x"] == 3.5
     csv_lines = (run_dir / "results.csv").read_text().splitlines()
     assert len(csv_lines) == 1 + len(trials)
-
-
-def test_all_trials_failing_exits_1(ray_session: None, tmp_path: Path) -> None:
-    config = quadratic_sweep(
-        name="all-fail",
-        space={"x": {"type": "uniform", "low": 5, "high": 6}, "fail_above": 1.0},
-        search={"algorithm": "random", "num_samples": 2},
-        seed=0,
-    )
-    path = tmp_path / "s.json"
-    path.write_text(json.dumps(config))
-    code = api.run_sweep(api.RunOptions(config=path, storage=tmp_path), out=io.StringIO())
-    assert code == 1
-    assert read_json(tmp_path / "all-fail" / "state.json")["status"] == "failed"
-    assert not (tmp_path / "all-fail" / "best_config.json").exists()

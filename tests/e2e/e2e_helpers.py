@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -51,6 +52,18 @@ def crash_config(path: Path, **changes: Any) -> Path:
     config.update(changes)
     path.write_text(json.dumps(config))
     return path
+
+
+def wait_for(
+    what: str, check: Callable[[], bool], proc: subprocess.Popen[str], timeout: float = 180
+) -> None:
+    """Poll ``check`` until it holds; fails naming ``what`` when ``proc`` exits first
+    or ``timeout`` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert proc.poll() is None, f"the driver exited ({proc.returncode}) before: {what}"
+        assert time.monotonic() < deadline, f"timed out waiting for: {what}"
+        time.sleep(0.02)
 
 
 def free_port() -> int:

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from e2e_helpers import Outcome, settle, together
 
-from factories import run_sweep_cli
+from factories import csv_with_missing_values, run_sweep_cli
 
 REPO = Path(__file__).resolve().parents[2]
 GBM_ARGS = {"dataset": "breast_cancer", "num_boost_round": 5}
@@ -221,12 +221,7 @@ def test_two_argument_exception_is_recorded_with_its_message(
 
 
 def catboost_runtime_error_is_recorded(tmp_path: Path, ray_tmp: Path) -> None:
-    rows = ["a,b,c,target"]
-    for i in range(60):
-        a = "" if i % 7 == 0 else str(i % 11 / 10)
-        rows.append(f"{a},{(i * 7) % 13 / 13},{(i * 3) % 5},{i % 2}")
-    data_file = tmp_path / "with_nan.csv"
-    data_file.write_text("\n".join(rows) + "\n")
+    data_file = csv_with_missing_values(tmp_path / "with_nan.csv")
     data = {
         **config("catboost", {"nan_mode": {"type": "grid", "values": ["Min", "Forbidden", "Max"]},
                               "depth": 3},

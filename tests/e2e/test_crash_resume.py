@@ -1,4 +1,8 @@
-"""Crash safety end to end: real `sweep` processes, real Ray, killed and resumed.
+"""Crash safety end to end on the Ray engine: refusals, damaged snapshots, checkpoints.
+
+Kills and signals at several points, then resumes, and extension by
+``--num-samples``, are part of the engine contract suite (tests/engines/), which
+runs them on every engine.
 
 Every driver runs in its own session (start_new_session=True) so a kill of its
 process group takes Ray's gcs/raylet/agents with it, as a crash of the whole
@@ -8,21 +12,24 @@ other tests (no `ray stop`, which would hit the session Ray fixture too).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import json
-import os
 import shutil
-import signal
-import subprocess
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import CRASH_CONFIG, Outcome, Sweeps, crash_config, settle, together
+from e2e_helpers import (
+    CRASH_CONFIG,
+    Outcome,
+    Sweeps,
+    crash_config,
+    settle,
+    together,
+    wait_for,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -32,34 +39,6 @@ def drivers(tmp_path: Path) -> Iterator[Sweeps]:
     d = Sweeps(tmp_path)
     yield d
     d.close()
-
-
-def events(run_dir: Path) -> list[dict[str, Any]]:
-    path = run_dir / "trials.jsonl"
-    if not path.is_file():
-        return []
-    out = []
-    for line in path.read_text().splitlines():
-        with contextlib.suppress(ValueError):
-            out.append(json.loads(line))
-    return out
-
-
-def ended(run_dir: Path) -> dict[int, list[float]]:
-    """index -> every loss reported by an `ended` event for it (reruns included)."""
-    found: dict[int, list[float]] = {}
-    for e in events(run_dir):
-        if e["event"] == "ended":
-            found.setdefault(e["index"], []).append(e["loss"])
-    return found
-
-
-def wait_for(what: str, check: Callable[[], bool], proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 120
-    while not check():
-        assert proc.poll() is None, f"driver exited ({proc.returncode}) before: {what}"
-        assert time.monotonic() < deadline, f"timed out waiting for: {what}"
-        time.sleep(0.05)
 
 
 def results(run_dir: Path) -> dict[int, dict[str, Any]]:
@@ -84,7 +63,7 @@ def snapshot(run_dir: Path) -> dict[str, tuple[int, bytes]]:
 class Baseline:
     """An uninterrupted run with the same config and seed, started in the background.
 
-    It runs alongside the first test's drivers: nothing it checks depends on timing.
+    It runs while the first test that needs it starts: nothing it checks depends on timing.
     """
 
     def __init__(self, tmp: Path) -> None:
@@ -107,123 +86,6 @@ def baseline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Baseline]:
     started = Baseline(tmp_path_factory.mktemp("baseline"))
     yield started
     started.sweeps.close()
-
-
-def test_killed_at_several_points_then_resumed_equals_uninterrupted(
-    tmp_path: Path, drivers: Sweeps, baseline: Baseline
-) -> None:
-    run_dir = tmp_path / "runs" / "crash"
-    config = crash_config(tmp_path / "c.json")
-    finished_before_kills: dict[int, list[float]] = {}
-
-    # 1. SIGKILL the whole tree while the first trial runs: nothing has finished.
-    first = drivers.start("run", "--config", str(config), "--storage", str(tmp_path / "runs"))
-    wait_for("a trial starts", lambda: any(e["event"] == "start" for e in events(run_dir)), first)
-    drivers.kill_group(first)
-    assert ended(run_dir) == {}
-    code, out = drivers.run("status", str(run_dir))
-    assert code == 0 and "crashed" in out and "sweep resume" in out, out
-
-    # 2. Resume; a second driver on the same directory is refused naming the first's pid;
-    #    then SIGKILL only the driver pid in mid-sweep (Ray's own processes are orphaned).
-    second = drivers.start("resume", str(run_dir))
-    wait_for(
-        "the resume holds the lock",
-        lambda: json.loads((run_dir / "state.json").read_text()).get("pid") == second.pid,
-        second,
-    )
-    code, out = drivers.run("resume", str(run_dir))
-    assert code == 2 and f"pid {second.pid}" in out, out
-    code, out = drivers.run(
-        "run", "--config", str(config), "--storage", str(tmp_path / "runs"), "--resume"
-    )
-    assert code == 2 and f"pid {second.pid}" in out, out
-    code, out = drivers.run("status", str(run_dir))
-    assert f"running (driver pid {second.pid}" in out, out
-    wait_for("3 trials end", lambda: len(ended(run_dir)) >= 3, second)
-    finished_before_kills.update(ended(run_dir))
-    os.kill(second.pid, signal.SIGKILL)
-    second.wait()
-    assert "Traceback" not in drivers.output(second)  # unaffected by the refused ones
-    assert "error:" not in drivers.output(second)
-
-    # 3. Resume, then SIGTERM: graceful stop, exit 130, status interrupted.
-    third = drivers.start("resume", str(run_dir))
-    done = len(ended(run_dir))
-    wait_for("one more trial ends", lambda: len(ended(run_dir)) > done, third)
-    finished_before_kills.update(ended(run_dir))
-    third.send_signal(signal.SIGTERM)
-    assert third.wait(timeout=60) == 130, drivers.output(third)
-    state = json.loads((run_dir / "state.json").read_text())
-    assert (state["status"], state["signal"]) == ("interrupted", "SIGTERM")
-    code, out = drivers.run("status", str(run_dir))
-    assert "interrupted by SIGTERM" in out, out
-
-    # 4. Resume and SIGKILL the tree during the last trial.
-    fourth = drivers.start("resume", str(run_dir))
-    wait_for(
-        "the last trial starts",
-        lambda: any(e["event"] == "start" and e["index"] == 5 for e in events(run_dir)),
-        fourth,
-    )
-    assert 5 not in ended(run_dir)
-    finished_before_kills.update(ended(run_dir))
-    drivers.kill_group(fourth)
-
-    # 5. The final resume completes the sweep.
-    code, out = drivers.run("resume", str(run_dir))
-    assert code == 0, out
-    final, reference = results(run_dir), results(baseline.path)
-    assert len(final) == CRASH_CONFIG["search"]["num_samples"]
-    for index, losses in finished_before_kills.items():
-        assert {*losses} == {final[index]["last"]["loss"]}, f"trial #{index} changed"
-    for index, trial in final.items():
-        assert trial["status"] == "completed"
-        assert trial["config"] == reference[index]["config"]
-        metrics = ("loss", "step", "training_iteration")  # not Ray's "done" bookkeeping flag
-        assert [trial["last"][k] for k in metrics] == [reference[index]["last"][k] for k in metrics]
-        assert trial["best_metric"] == reference[index]["best_metric"]
-        assert trial["seed"] == reference[index]["seed"]
-    best, best_ref = (
-        json.loads((r / "best_config.json").read_text()) for r in (run_dir, baseline.path)
-    )
-    assert (best["value"], best["config"]) == (best_ref["value"], best_ref["config"])
-    assert json.loads((run_dir / "state.json").read_text())["status"] == "completed"
-    assert len(json.loads((run_dir / "state.json").read_text())["commands"]) == 5
-
-
-def test_extension_runs_only_the_extra_trials(
-    tmp_path: Path, drivers: Sweeps, baseline: Baseline
-) -> None:
-    from raysweep.repro.seeds import trial_seed_for
-    from raysweep.search.variants import VariantSearcher
-
-    run_dir = tmp_path / "crash"
-    shutil.copytree(baseline.path, run_dir)
-    starts_before = sum(e["event"] == "start" for e in events(run_dir))
-    code, out = drivers.run("resume", str(run_dir), "--num-samples", "8")
-    assert code == 0, out
-    final, reference = results(run_dir), results(baseline.path)
-    assert len(final) == 8
-    for index in range(6):  # the first part is kept as it was
-        assert final[index] == reference[index]
-    assert sum(e["event"] == "start" for e in events(run_dir)) - starts_before == 2
-    assert len(list((run_dir / "tune-ext-1").glob("trial_*"))) == 2
-    # The seeded random sequence continues where it stopped; seeds follow the index.
-    space = {k: v for k, v in CRASH_CONFIG["space"].items()}
-    from raysweep.config.load import parse_spec
-    from raysweep.search.space import to_param_space
-
-    spec = parse_spec({**CRASH_CONFIG, "search": {**CRASH_CONFIG["search"], "num_samples": 8}})
-    searcher = VariantSearcher(to_param_space(spec.space), num_samples=8, seed=11)
-    expected = [searcher.suggest(str(i)) for i in range(8)]
-    for index in (6, 7):
-        assert final[index]["config"] == expected[index], space
-        assert final[index]["seed"] == trial_seed_for(11, index)
-    stored = json.loads((run_dir / "spec.json").read_text())["spec"]
-    assert stored["search"]["num_samples"] == 8
-    code, out = drivers.run("resume", str(run_dir))
-    assert code == 0 and "nothing to resume" in out, out
 
 
 def test_changed_config_is_refused_listing_fields_and_nothing_changes(

@@ -15,8 +15,9 @@ import pytest
 from raysweep.engines.registry import ENGINES
 
 HERE = os.path.dirname(__file__)
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)  # engine_helpers
+for folder in (HERE, os.path.join(os.path.dirname(HERE), "e2e")):  # engine_helpers, e2e_helpers
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
 
 
 @pytest.fixture(params=sorted(ENGINES))

@@ -1,5 +1,6 @@
 """The in-process executor ("execution": "local") run in this process: the run directory it
-writes, errors, budgets and extensions (its agreement with Ray: tests/engines/)."""
+writes and the flags it refuses (errors, budgets, extensions and its agreement with Ray:
+the engine contract suite, tests/engines/)."""
 
 from __future__ import annotations
 
@@ -77,47 +78,6 @@ def test_a_local_run_writes_the_run_directory_without_ray_tune(tmp_path: Path) -
     curves = run_dir.trial_curves("val_loss")
     assert all(len(curves[t["trial_id"]]) == t["iterations"] for t in trials)
     assert json.loads(run_dir.spec_path.read_text())["spec"]["execution"] == "local"
-
-
-def test_errored_trials_are_recorded_with_their_error(tmp_path: Path) -> None:
-    """A data column that is not in the file: found only when a trial loads the data."""
-    data_file = tmp_path / "data.csv"
-    data_file.write_text("a,b,y\n" + "".join(f"{i},{i % 3},{i % 2}\n" for i in range(40)))
-    args = {"dataset": str(data_file), "target": "y", "features": ["a", "no_such_column"]}
-    data = gbm_sweep("errs", scheduler={"type": "fifo"}, trainable_args=args, max_failures=1)
-    data["search"]["num_samples"] = 2
-    code, run_dir, out = run(tmp_path, data)
-    assert code == 1, out
-    trials = results(run_dir)["trials"]
-    assert [t["status"] for t in trials] == ["errored", "errored"]
-    assert all("no_such_column" in (t["error"] or "") for t in trials)
-    assert run_dir.read_state()["status"] == "failed"
-
-
-def test_the_time_budget_ends_a_local_sweep(tmp_path: Path) -> None:
-    data = gbm_sweep("budget", stop={"time_budget_s": 0.5}, scheduler={"type": "fifo"})
-    data["search"]["num_samples"] = 500
-    data["trainable_args"]["num_boost_round"] = 200
-    code, run_dir, out = run(tmp_path, data)
-    assert code == 0, out
-    trials = results(run_dir)["trials"]
-    assert 0 < len(trials) < 500
-
-
-def test_resume_extends_a_finished_local_run(tmp_path: Path) -> None:
-    code, run_dir, out = run(tmp_path, gbm_sweep("extend"))
-    assert code == 0, out
-    before = {t["trial_id"]: t for t in results(run_dir)["trials"]}
-    out_io = io.StringIO()
-    code = api.resume_sweep(str(run_dir), api.RunOptions(num_samples=9, dashboard=False), out_io)
-    assert code == 0, out_io.getvalue()
-    assert "6 finished trial(s) kept" in out_io.getvalue()
-    after = results(run_dir)["trials"]
-    assert sorted(t["index"] for t in after) == list(range(9))
-    for trial in after:
-        if trial["trial_id"] in before:
-            assert trial == before[trial["trial_id"]]
-    assert run_dir.read_spec().search.num_samples == 9
 
 
 def test_local_execution_refuses_a_cluster_address(tmp_path: Path) -> None:

@@ -85,12 +85,6 @@ class RayEngine:
         state = run.read_state()
         parts = recorded_parts(run, state, stored)
         phases = plan_phases(run, parts, spec, options.retry_errored)
-        if options.warm_start is not None:
-            print(
-                f"note: --warm-start {options.warm_start} ignored: a resumed run keeps the "
-                "starting points it was started with",
-                file=out,
-            )
         recorded_warm = run.read_warm_start(state)
         warm = WarmStart.from_json(recorded_warm) if recorded_warm else None
         if not phases and state.get("status") == "completed":

@@ -18,10 +18,14 @@ class ProgressCallback(TrialProgress, TrialProgressCallback):
     """``TrialProgress`` fed by Ray Tune's callback events.
 
     A restored experiment's trials that had already finished are counted on the
-    first event (Ray Tune hands them over with the others).
+    first event (Ray Tune hands them over with the others). A trial Ray Tune stops
+    on its own, with every other live one, when the time budget runs out
+    (``stop_all``) gets no ``on_trial_complete``: it is recorded as ended at the end
+    of that step, as the local engine records the trial its budget stops.
     """
 
     _primed = False
+    _live: dict[str, Any] | None = None  # trials started here, not yet ended
 
     def setup(
         self,
@@ -52,18 +56,35 @@ class ProgressCallback(TrialProgress, TrialProgressCallback):
 
     def on_trial_start(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
         self._prime(trials, trial)
+        if self._live is None:
+            self._live = {}
+        self._live[trial.trial_id] = trial
         self.trial_started(trial, trials)
 
     def on_trial_complete(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
         self._prime(trials, trial)
+        self._ended(trial)
         self.trial_ended(trial, trials)
 
     def on_trial_error(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
         self._prime(trials, trial)
+        self._ended(trial)
         self.trial_ended(trial, trials, error_text(trial))
 
     def on_step_end(self, iteration: int, trials: list[Any], **info: Any) -> None:
+        """A redraw; and the end of every trial Ray Tune stopped in this step unannounced.
+
+        (An interrupted run's trials stay RUNNING through its last step: they are
+        resumed, not ended.)
+        """
+        for trial in [t for t in (self._live or {}).values() if str(t.status) == "TERMINATED"]:
+            self._ended(trial)
+            self.trial_ended(trial, trials)
         self.tick(trials)
+
+    def _ended(self, trial: Any) -> None:
+        if self._live is not None:
+            self._live.pop(trial.trial_id, None)
 
     def on_experiment_end(self, trials: list[Any], **info: Any) -> None:
         self.close(trials)
