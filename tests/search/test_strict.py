@@ -20,7 +20,7 @@ from raysweep.errors import ConfigError
 from raysweep.search.indexed import INDEX_KEY, IndexedSearcher
 from raysweep.search.strict import BatchedSearcher
 from raysweep.search.window import WindowSearcher
-from raysweep.tuner.search_alg import build_searcher
+from raysweep.tuner.search_alg import build_search_alg, build_searcher, innermost
 from strict_searchers import SCHEDULES, Recorder, objective, simulate, spec_for
 
 
@@ -181,3 +181,36 @@ def test_strict_refuses_arrival_order_schedulers(scheduler: str, schedule: str) 
 
 def test_strict_accepts_fifo() -> None:
     assert spec_for("random", scheduler={"type": "fifo"}).reproducibility.strict
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_an_extension_continues_the_searcher_without_repeating_its_trials(
+    schedule: str, tmp_path: Path
+) -> None:
+    """``--num-samples``: a new chain continues the saved inner searcher (tuner/continued.py).
+
+    The earlier part's last trials are told to the inner searcher before it is saved,
+    and the extension's inner ids go on from there: Ray's OptunaSearch answers an id
+    it already holds with that trial's config again.
+    """
+    first_part = build_search_alg(spec_for("optuna", batch_size=2, num_samples=4,
+                                           schedule=schedule))  # fmt: skip
+    first_part.set_search_properties("loss", "min", {})
+    drawn = []
+    for k in range(4):
+        config = first_part.searcher.suggest(f"a{k}")
+        drawn.append(config["x"])
+        first_part.searcher.on_trial_complete(f"a{k}", {"loss": objective(config)})
+    first_part.save_to_dir(str(tmp_path), "s1")
+    extended = spec_for("optuna", batch_size=2, num_samples=8, schedule=schedule)
+    extension = build_search_alg(extended, start_index=4, continued_from=tmp_path)
+    extension.set_search_properties("loss", "min", {})
+    study = innermost(extension)._ot_study
+    assert [t.state.name for t in study.trials] == ["COMPLETE"] * 4
+    for k in range(4):
+        config = extension.searcher.suggest(f"b{k}")
+        assert config[INDEX_KEY] == 4 + k
+        drawn.append(config["x"])
+        extension.searcher.on_trial_complete(f"b{k}", {"loss": objective(config)})
+    assert len(set(drawn)) == 8, drawn
+    assert [t.state.name for t in study.trials] == ["COMPLETE"] * 8

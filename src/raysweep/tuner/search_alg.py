@@ -111,10 +111,11 @@ def build_search_alg(
     searcher = build_searcher(spec, points)
     if isinstance(searcher, IndexedSearcher):
         searcher.next_index = start_index
-        window = searcher.searcher
-        if isinstance(window, WindowSearcher) and start_index:  # an extension's own trials
-            window.first = start_index
-            window.total = max(0, (window.total or 0) - start_index)
+        strict = searcher.searcher
+        if isinstance(strict, WindowSearcher | BatchedSearcher) and start_index:
+            # An extension: its own trials, inner ids going on from the earlier part's.
+            strict.first = start_index
+            strict.total = max(0, (strict.total or 0) - start_index)
     if continued_from is not None:
         continue_searcher(innermost(searcher), spec, continued_from, start_index)
     limit = spec.search.max_concurrent or default_concurrency(spec)
