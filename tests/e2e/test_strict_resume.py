@@ -3,7 +3,8 @@
 Real `sweep` processes on both engines, two trials at once, TPE after 3 random
 trials; the whole process tree is killed with SIGKILL after a few trials ended,
 then `sweep resume` finishes the run. Every trial index must have the config,
-seed and metrics the same sweep gets when nothing stops it.
+seed and metrics the same sweep gets when nothing stops it. A local strict sweep
+extended with `--num-samples` gives the trials of the longer sweep.
 """
 
 from __future__ import annotations
@@ -94,3 +95,26 @@ def test_a_killed_strict_sweep_resumes_to_the_uninterrupted_trials(
     resumed, reference = by_index(run_dir), by_index(tmp_path / "a" / "strict")
     assert sorted(reference) == list(range(TRIALS))
     assert resumed == reference
+
+
+@pytest.mark.parametrize("schedule", ["window", "batch"])
+def test_a_local_strict_extension_gives_the_trials_of_the_longer_sweep(
+    tmp_path: Path, drivers: Sweeps, schedule: str
+) -> None:
+    """The local engine replays its journal: `--num-samples` continues the schedule as if
+    the sweep had been started with the larger number."""
+    data = strict_sweep("local", schedule)
+    longer = tmp_path / "longer.json"
+    longer.write_text(json.dumps(data))
+    data["search"]["num_samples"] = TRIALS - 6
+    shorter = tmp_path / "shorter.json"
+    shorter.write_text(json.dumps(data))
+    code, out = drivers.run("run", "--config", str(longer), "--storage", str(tmp_path / "a"))
+    assert code == 0, out
+    code, out = drivers.run("run", "--config", str(shorter), "--storage", str(tmp_path / "b"))
+    assert code == 0, out
+    run_dir = tmp_path / "b" / "strict"
+    assert sorted(by_index(run_dir)) == list(range(TRIALS - 6))
+    code, out = drivers.run("resume", str(run_dir), "--num-samples", str(TRIALS))
+    assert code == 0, out
+    assert by_index(run_dir) == by_index(tmp_path / "a" / "strict")
