@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,13 +40,6 @@ def strict_sweep(engine: str, schedule: str) -> dict[str, Any]:
         "reproducibility": {"strict": True, "batch_size": 3, "strict_schedule": schedule},
         "execution": engine,
     }  # fmt: skip
-
-
-@pytest.fixture()
-def drivers(tmp_path: Path) -> Iterator[Sweeps]:
-    d = Sweeps(tmp_path)
-    yield d
-    d.close()
 
 
 def ended(run_dir: Path) -> int:

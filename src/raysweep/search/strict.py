@@ -22,7 +22,6 @@ from typing import Any
 
 from ray.tune.search import Searcher
 
-from raysweep._raycompat.searcher_state import adopt_metric_mode
 from raysweep.search.wrapping import WrappingSearcher
 
 INNER_ID = "strict-{}"
@@ -66,13 +65,6 @@ class BatchedSearcher(WrappingSearcher):
         self.inner_id: dict[str, str] = {}  # Ray trial id -> inner id (current batch)
         self.finished: dict[str, tuple[dict[str, Any] | None, bool]] = {}  # by inner id
         self.inner_finished = False  # the inner searcher answered FINISHED
-
-    def set_search_properties(
-        self, metric: str | None, mode: str | None, config: dict[str, Any], **spec: Any
-    ) -> bool:
-        ok = self.searcher.set_search_properties(metric, mode, config, **spec)
-        adopt_metric_mode(self, self.searcher)
-        return bool(ok)
 
     def set_state(self, state: dict[str, Any]) -> None:
         """Ray's saved state; one saved before ``first`` existed numbered from 0."""

@@ -25,7 +25,6 @@ from typing import Any
 
 from ray.tune.search import Searcher
 
-from raysweep._raycompat.searcher_state import adopt_metric_mode
 from raysweep.search.wrapping import WrappingSearcher
 
 INNER_ID = "window-{}"
@@ -64,13 +63,6 @@ class WindowSearcher(WrappingSearcher):
         self.rows: dict[int, list[dict[str, Any]]] = {}  # intermediate results, held back
         self.finished: dict[int, tuple[dict[str, Any] | None, bool]] = {}  # ended, untold
         self.inner_finished = False  # the inner searcher answered FINISHED
-
-    def set_search_properties(
-        self, metric: str | None, mode: str | None, config: dict[str, Any], **spec: Any
-    ) -> bool:
-        ok = self.searcher.set_search_properties(metric, mode, config, **spec)
-        adopt_metric_mode(self, self.searcher)
-        return bool(ok)
 
     @property
     def exhausted(self) -> bool:
