@@ -200,7 +200,8 @@ class ReproducibilityConfig(StrictModel):
     strict_schedule: Literal["batch", "window"] = Field(
         default="batch",
         description="strict mode: 'window' suggests trial i once trials <= i - batch_size "
-        "have finished; 'batch' hands out fixed batches of batch_size",
+        "have finished; 'batch' hands out fixed batches of batch_size; unset: 'window' for "
+        "a new strict sweep, 'batch' for a spec.json written before the window existed",
     )
 
     @model_serializer(mode="wrap")
