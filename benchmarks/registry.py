@@ -91,6 +91,10 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               "--bars 10000 --repeats 1", usage="[--bars N] [--repeats N] [--json]"),
     Benchmark("validate_time", "sweep validate on every config in sweeps/",
               "--repeats 1", usage="[--repeats N]"),
+    Benchmark("strict_schedules", "strict mode's batches vs window: regret and slot use of "
+              "the real searcher chain on a simulated clock, many seeds",
+              "--seeds 3 --problems mfh3",
+              usage="[--seeds N] [--trials N] [--slots N] [--problems P] [--recipes R]"),
 )  # fmt: skip
 
 BY_NAME: dict[str, Benchmark] = {b.name: b for b in BENCHMARKS}

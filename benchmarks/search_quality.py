@@ -121,10 +121,12 @@ def targets_for(problem: str, runs: dict[str, list[Run]], budget: int) -> list[d
         used = budget_to_reach(ours[best_mf], bar, budget)
         out.append(target(f"{problem}: budget {best_mf[10:]} needs for random's final median "
                           "regret, fraction of random's", used, "<=", 0.3))  # fmt: skip
-    strict, plain = final.get("raysweep: tpe strict batch 4"), final.get("raysweep: tpe")
-    if strict is not None and plain:
-        out.append(target(f"{problem}: tpe strict batch 4 / tpe median final regret",
-                          strict / plain, "<=", 1.1))  # fmt: skip
+    plain = final.get("raysweep: tpe")
+    for schedule in ("batch 4", "window 4"):  # strict mode's two schedules
+        strict = final.get(f"raysweep: tpe strict {schedule}")
+        if strict is not None and plain:
+            out.append(target(f"{problem}: tpe strict {schedule} / tpe median final regret",
+                              strict / plain, "<=", 1.1))  # fmt: skip
     return out
 
 

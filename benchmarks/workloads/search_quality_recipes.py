@@ -60,7 +60,7 @@ Recipe = Callable[[MFHartmann, int, int], dict[str, Any]]
 
 
 def _tpe(options: dict[str, Any] | None = None, scale: float = 1.0, mf: bool = False,
-         strict: bool = False) -> Recipe:  # fmt: skip
+         strict: str | None = None, size: int = 4) -> Recipe:  # fmt: skip
     def make(problem: MFHartmann, seed: int, full: int) -> dict[str, Any]:
         search: dict[str, Any] = {"algorithm": "optuna"}
         if options is not None:
@@ -68,8 +68,9 @@ def _tpe(options: dict[str, Any] | None = None, scale: float = 1.0, mf: bool = F
         config = base(problem, seed, int(full * scale), search)
         if mf:
             config["scheduler"] = asha(problem)
-        if strict:
-            config["reproducibility"] = {"strict": True, "batch_size": 4}
+        if strict:  # the schedule: "batch" or "window", of size 4 unless said
+            config["reproducibility"] = {"strict": True, "batch_size": size,
+                                         "strict_schedule": strict}  # fmt: skip
         return config
 
     return make
@@ -103,7 +104,9 @@ RECIPES: dict[str, Recipe] = {
     "hyperopt": _plain("hyperopt"),
     "tpe": _tpe(),
     "tpe univariate (before)": _tpe({"multivariate": False}),
-    "tpe strict batch 4": _tpe(strict=True),
+    "tpe strict batch 4": _tpe(strict="batch"),
+    "tpe strict window 4": _tpe(strict="window"),
+    "tpe strict window 2": _tpe(strict="window", size=2),
     "tpe + asha": _tpe(mf=True, scale=6),
     "tpe univariate + asha (before)": _tpe({"multivariate": False}, mf=True, scale=6),
     "random + hyperband": _hyperband,

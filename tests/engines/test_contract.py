@@ -66,15 +66,17 @@ def test_an_engine_refuses_what_it_cannot_run_by_name(
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.parametrize("schedule", ["batch", "window"])
 @pytest.mark.parametrize("algorithm", ["optuna", "hyperopt"])
 def test_ray_and_local_agree_in_strict_mode_at_two_slots(
-    tmp_path: Path, ray_session: None, algorithm: str
+    tmp_path: Path, ray_session: None, algorithm: str, schedule: str
 ) -> None:
     """Strict batches: the searcher sees each batch's results in index order on either engine."""
     runs = {}
     for engine in ("ray", "local"):
-        data = contract_sweep(f"strict-{algorithm}-{engine}", algorithm, "fifo", engine,
-                              reproducibility={"strict": True, "batch_size": 2})  # fmt: skip
+        data = contract_sweep(f"strict-{algorithm}-{schedule}-{engine}", algorithm, "fifo", engine,
+                              reproducibility={"strict": True, "batch_size": 2,
+                                               "strict_schedule": schedule})  # fmt: skip
         data["search"]["max_concurrent"] = 2
         code, run, out = run_contract_sweep(tmp_path, data)
         assert code == 0, out

@@ -33,6 +33,7 @@ def test_manifest_has_every_field(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert data["spec_sha256"] == spec_hash(spec)
     assert data["reproducibility"]["strict"] is True
     assert data["reproducibility"]["batch_size"] == 6
+    assert data["reproducibility"]["strict_schedule"] == "window"  # a new strict sweep's
     assert data["reproducibility"]["deterministic"] is True
     assert data["reproducibility"]["guarantee"].startswith("strict")
     assert data["determinism"]["torch.use_deterministic_algorithms"] is True

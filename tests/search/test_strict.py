@@ -1,4 +1,4 @@
-"""BatchedSearcher: fixed batches, results fed in index order, state saved like Ray's wrappers.
+"""Strict mode: batches and windows feed results in index order, saved like Ray's wrappers.
 
 These drive real Optuna / HyperOpt / variant searchers through the wrapper
 chain Ray sees, with simulated schedules (no Ray cluster needed).
@@ -19,67 +19,15 @@ from raysweep.config.load import parse_spec
 from raysweep.errors import ConfigError
 from raysweep.search.indexed import INDEX_KEY, IndexedSearcher
 from raysweep.search.strict import BatchedSearcher
-from raysweep.tuner.search_alg import build_searcher
-
-SPACE: dict[str, Any] = {
-    "x": {"type": "uniform", "low": 0, "high": 6},
-    "y": {"type": "int", "low": -3, "high": 3},
-    "steps": 2,
-}
+from raysweep.search.window import WindowSearcher
+from raysweep.tuner.search_alg import build_search_alg, build_searcher, innermost
+from strict_searchers import SCHEDULES, Recorder, objective, simulate, spec_for
 
 
-def spec_for(algorithm: str, batch_size: int = 3, num_samples: int = 10, **extra: Any) -> Any:
-    options = {"optuna": {"n_startup_trials": 2}, "hyperopt": {"n_initial_points": 2}}
-    return parse_spec(
-        {
-            "name": "strict",
-            "trainable": "examples.quadratic:fit",
-            "metric": "loss",
-            "mode": "min",
-            "space": SPACE,
-            "search": {
-                "algorithm": algorithm,
-                "num_samples": num_samples,
-                "options": options.get(algorithm, {}),
-            },
-            "seed": 11,
-            "reproducibility": {"strict": True, "batch_size": batch_size},
-            **extra,
-        }
-    )
-
-
-def objective(config: dict[str, Any]) -> float:
-    return float((config["x"] - 3.0) ** 2 + (config["y"] + 1) ** 2)
-
-
-def simulate(searcher: Searcher, total: int, slots: int, rng: random.Random) -> list[Any]:
-    """Run ``total`` trials ``slots`` at a time, finishing them in a random order.
-
-    Returns every suggested config in suggestion order.
-    """
-    live: dict[str, dict[str, Any]] = {}
-    configs: list[Any] = []
-    next_id = 0
-    while len(configs) < total or live:
-        while len(live) < slots and len(configs) < total:
-            trial_id = f"ray{next_id:04d}_{rng.random():.6f}"  # ids Ray would make up
-            config = searcher.suggest(trial_id)
-            if config is None or config == Searcher.FINISHED:
-                break
-            next_id += 1
-            live[trial_id] = config
-            configs.append(config)
-        done = rng.choice(sorted(live))
-        config = live.pop(done)
-        searcher.on_trial_result(done, {"loss": objective(config) + 1, "training_iteration": 1})
-        searcher.on_trial_complete(done, {"loss": objective(config), "training_iteration": 2})
-    return configs
-
-
+@pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("algorithm", ["optuna", "hyperopt", "random"])
-def test_configs_do_not_depend_on_slots_or_finish_order(algorithm: str) -> None:
-    spec = spec_for(algorithm)
+def test_configs_do_not_depend_on_slots_or_finish_order(algorithm: str, schedule: str) -> None:
+    spec = spec_for(algorithm, schedule=schedule)
     runs = []
     for slots, order_seed in [(1, 0), (2, 1), (4, 2), (3, 3), (10, 4)]:
         searcher = build_searcher(spec)
@@ -107,28 +55,6 @@ def test_optuna_learns_from_earlier_batches() -> None:
         configs_b.extend(batch)
     assert configs_a[:2] == configs_b[:2]  # startup batch: seed only
     assert configs_a[4:] != configs_b[4:]
-
-
-class Recorder(Searcher):
-    """A searcher that numbers its suggestions and records what it is told."""
-
-    def __init__(self) -> None:
-        super().__init__(metric="loss", mode="min")
-        self.events: list[tuple[str, str, Any]] = []
-        self.count = 0
-
-    def suggest(self, trial_id: str) -> dict[str, Any]:
-        self.events.append(("suggest", trial_id, None))
-        self.count += 1
-        return {"n": self.count - 1}
-
-    def on_trial_result(self, trial_id: str, result: dict[str, Any]) -> None:
-        self.events.append(("result", trial_id, result["loss"]))
-
-    def on_trial_complete(
-        self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False
-    ) -> None:
-        self.events.append(("complete", trial_id, None if result is None else result["loss"]))
 
 
 def test_batch_protocol_waits_and_feeds_in_index_order() -> None:
@@ -193,16 +119,22 @@ def test_build_searcher_wraps_only_in_strict_mode() -> None:
     assert isinstance(strict.searcher, BatchedSearcher)
     assert strict.searcher.batch_size == 5
     assert strict.searcher.total == 10
+    window = build_searcher(spec_for("optuna", batch_size=5, schedule="window")).searcher
+    assert isinstance(window, WindowSearcher)
+    assert (window.window, window.total) == (5, 10)
     relaxed = parse_spec(
         {**spec_for("optuna").model_dump(mode="json"), "reproducibility": {"strict": False}}
     )
     assert not isinstance(build_searcher(relaxed).searcher, BatchedSearcher)
 
 
+@pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("algorithm", ["optuna", "hyperopt"])
-def test_state_saved_and_restored_through_ray_wrappers(algorithm: str, tmp_path: Path) -> None:
+def test_state_saved_and_restored_through_ray_wrappers(
+    algorithm: str, schedule: str, tmp_path: Path
+) -> None:
     """Ray saves wrapper state via get_state and the base searcher itself; restore continues."""
-    spec = spec_for(algorithm, batch_size=3, num_samples=9)
+    spec = spec_for(algorithm, batch_size=3, num_samples=9, schedule=schedule)
 
     def chain() -> SearchGenerator:
         searcher = ConcurrencyLimiter(build_searcher(spec), max_concurrent=2)
@@ -237,10 +169,11 @@ def test_state_saved_and_restored_through_ray_wrappers(algorithm: str, tmp_path:
     assert [c[INDEX_KEY] for c in got] == list(range(9))
 
 
+@pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("scheduler", ["asha", "median", "hyperband"])
-def test_strict_refuses_arrival_order_schedulers(scheduler: str) -> None:
+def test_strict_refuses_arrival_order_schedulers(scheduler: str, schedule: str) -> None:
     with pytest.raises(ConfigError) as info:
-        spec_for("random", scheduler={"type": scheduler})
+        spec_for("random", scheduler={"type": scheduler}, schedule=schedule)
     message = str(info.value)
     assert f"scheduler.type: '{scheduler}' is not reproducible in strict mode" in message
     assert "use fifo" in message
@@ -248,3 +181,36 @@ def test_strict_refuses_arrival_order_schedulers(scheduler: str) -> None:
 
 def test_strict_accepts_fifo() -> None:
     assert spec_for("random", scheduler={"type": "fifo"}).reproducibility.strict
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_an_extension_continues_the_searcher_without_repeating_its_trials(
+    schedule: str, tmp_path: Path
+) -> None:
+    """``--num-samples``: a new chain continues the saved inner searcher (tuner/continued.py).
+
+    The earlier part's last trials are told to the inner searcher before it is saved,
+    and the extension's inner ids go on from there: Ray's OptunaSearch answers an id
+    it already holds with that trial's config again.
+    """
+    first_part = build_search_alg(spec_for("optuna", batch_size=2, num_samples=4,
+                                           schedule=schedule))  # fmt: skip
+    first_part.set_search_properties("loss", "min", {})
+    drawn = []
+    for k in range(4):
+        config = first_part.searcher.suggest(f"a{k}")
+        drawn.append(config["x"])
+        first_part.searcher.on_trial_complete(f"a{k}", {"loss": objective(config)})
+    first_part.save_to_dir(str(tmp_path), "s1")
+    extended = spec_for("optuna", batch_size=2, num_samples=8, schedule=schedule)
+    extension = build_search_alg(extended, start_index=4, continued_from=tmp_path)
+    extension.set_search_properties("loss", "min", {})
+    study = innermost(extension)._ot_study
+    assert [t.state.name for t in study.trials] == ["COMPLETE"] * 4
+    for k in range(4):
+        config = extension.searcher.suggest(f"b{k}")
+        assert config[INDEX_KEY] == 4 + k
+        drawn.append(config["x"])
+        extension.searcher.on_trial_complete(f"b{k}", {"loss": objective(config)})
+    assert len(set(drawn)) == 8, drawn
+    assert [t.state.name for t in study.trials] == ["COMPLETE"] * 8

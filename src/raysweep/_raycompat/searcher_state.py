@@ -1,6 +1,6 @@
 """What raysweep's searchers set and read of Ray Tune's searchers' private state.
 
-- A wrapping searcher (``search/strict.py``, ``indexed.py``, ``conditional.py``)
+- A wrapping searcher (``search/wrapping.py``: strict, window, indexed, conditional)
   takes the metric and mode its inner searcher settled on: Ray's ``Searcher``
   keeps them in ``_metric``/``_mode`` behind read-only properties.
 - ``search/optuna.py`` tells Optuna which trials were pruned: it needs the

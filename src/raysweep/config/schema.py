@@ -194,6 +194,22 @@ class ReproducibilityConfig(StrictModel):
     deterministic: bool = True
     strict: bool = False
     batch_size: int = Field(default=4, ge=1)
+    # "batch": what every spec.json written before this field resolves to (the field is
+    # left out of spec.json then, so old hashes stay); new strict sweeps record theirs
+    # (config/search_defaults.py).
+    strict_schedule: Literal["batch", "window"] = Field(
+        default="batch",
+        description="strict mode: 'window' suggests trial i once trials <= i - batch_size "
+        "have finished; 'batch' hands out fixed batches of batch_size; unset: 'window' for "
+        "a new strict sweep, 'batch' for a spec.json written before the window existed",
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_batch_schedule(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if type(data) is dict and data.get("strict_schedule") == "batch":
+            del data["strict_schedule"]  # spec.json and its hash as before the field existed
+        return data
 
 
 class StopConfig(StrictModel):

@@ -1,5 +1,9 @@
 """The searcher defaults a new sweep gets, written into its resolved spec.
 
+A new strict sweep records ``reproducibility.strict_schedule: "window"``; a
+spec.json without it (written before the window existed) resolves to the
+batches it ran with, and its sha256 stays as it was.
+
 Optuna's TPE defaults changed under raysweep: Optuna 5's ``TPESampler`` is
 multivariate for one objective and a constant liar (running trials count as
 bad results, so trials suggested while others run spread out), where raysweep
@@ -33,8 +37,22 @@ def given_options(data: Mapping[str, Any]) -> set[str]:
     return set(options) if isinstance(options, Mapping) else set()
 
 
-def with_new_defaults(spec: SweepSpec, given: set[str]) -> SweepSpec:
-    """``spec`` with the current TPE defaults for every option not in ``given``."""
+def given_schedule(data: Mapping[str, Any]) -> bool:
+    """Whether a raw sweep.json sets ``reproducibility.strict_schedule``."""
+    repro = data.get("reproducibility")
+    return isinstance(repro, Mapping) and "strict_schedule" in repro
+
+
+def with_new_defaults(spec: SweepSpec, given: set[str], schedule_given: bool = True) -> SweepSpec:
+    """``spec`` with the current defaults for every TPE option not in ``given``.
+
+    A strict sweep whose config does not set ``strict_schedule`` gets the
+    sliding window (search/window.py): TPE as good per trial as with batches
+    and no slot left idle at a batch's tail (benchmarks/BENCHMARKS.md).
+    """
+    if spec.reproducibility.strict and not schedule_given:
+        repro = spec.reproducibility.model_copy(update={"strict_schedule": "window"})
+        spec = spec.model_copy(update={"reproducibility": repro})
     options = dict(spec.search.options)
     if spec.search.algorithm != "optuna" or options.get("sampler") != "tpe":
         return spec

@@ -120,6 +120,7 @@ def build_manifest(
             "deterministic": repro.deterministic,
             "strict": repro.strict,
             "batch_size": repro.batch_size,
+            "strict_schedule": repro.strict_schedule,
             "guarantee": guarantee(spec),
         },
         "search": {
@@ -178,8 +179,9 @@ def guarantee(spec: SweepSpec) -> str:
     """What this configuration promises, in one sentence."""
     if spec.reproducibility.strict:
         return (
-            "strict: configs and trial metrics depend only on the seed and batch size, "
-            "not on timing or search.max_concurrent"
+            "strict: configs and trial metrics depend only on the seed, the batch size and "
+            f"the schedule ({spec.reproducibility.strict_schedule}), not on timing or "
+            "search.max_concurrent"
         )
     if spec.search.max_concurrent == 1:
         return "serial: configs and trial metrics repeat when rerun with max_concurrent 1"

@@ -23,7 +23,6 @@ from typing import Any
 
 from ray.tune.search import Searcher
 
-from raysweep._raycompat.searcher_state import adopt_metric_mode
 from raysweep.config.conditions import Conditions, conditions, drop_inactive, ordered_names
 from raysweep.config.schema import is_sampled
 from raysweep.search.wrapping import WrappingSearcher
@@ -37,13 +36,6 @@ class ActiveOnly(WrappingSearcher):
         self.searcher = searcher
         self.conds = dict(conds)
         self.parents = sorted({parent for parent, _ in self.conds.values()})
-
-    def set_search_properties(
-        self, metric: str | None, mode: str | None, config: dict[str, Any], **spec: Any
-    ) -> bool:
-        ok = self.searcher.set_search_properties(metric, mode, config, **spec)
-        adopt_metric_mode(self, self.searcher)
-        return bool(ok)
 
     def suggest(self, trial_id: str) -> dict[str, Any] | None:
         config = self.searcher.suggest(trial_id)

@@ -6,7 +6,6 @@ from typing import Any
 
 from ray.tune.search import Searcher
 
-from raysweep._raycompat.searcher_state import adopt_metric_mode
 from raysweep.search.wrapping import WrappingSearcher
 
 INDEX_KEY = "__trial_index__"
@@ -24,13 +23,6 @@ class IndexedSearcher(WrappingSearcher):
         self.searcher = searcher
         self.next_index = start_index
         self.index_of: dict[str, int] = {}
-
-    def set_search_properties(
-        self, metric: str | None, mode: str | None, config: dict[str, Any], **spec: Any
-    ) -> bool:
-        ok = self.searcher.set_search_properties(metric, mode, config, **spec)
-        adopt_metric_mode(self, self.searcher)
-        return bool(ok)
 
     def suggest(self, trial_id: str) -> dict[str, Any] | None:
         config = self.searcher.suggest(trial_id)

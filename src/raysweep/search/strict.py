@@ -22,7 +22,6 @@ from typing import Any
 
 from ray.tune.search import Searcher
 
-from raysweep._raycompat.searcher_state import adopt_metric_mode
 from raysweep.search.wrapping import WrappingSearcher
 
 INNER_ID = "strict-{}"
@@ -35,6 +34,10 @@ class BatchedSearcher(WrappingSearcher):
         searcher: the real searcher.
         batch_size: trials per batch, independent of how many run at once.
         total: trials the sweep will run (the last batch is cut to fit), or None.
+        first: number of this searcher's first suggestion in the run: a
+            ``--num-samples`` extension continues an inner searcher that already
+            holds ``strict-0``..., and Ray's OptunaSearch answers a known id with
+            that trial's config again.
 
     Intermediate results (``on_trial_result``) are forwarded at once: they are
     per trial, and the inner searcher is only asked for new configs when the
@@ -43,7 +46,9 @@ class BatchedSearcher(WrappingSearcher):
     follows the ``searcher`` attribute, as for ConcurrencyLimiter).
     """
 
-    def __init__(self, searcher: Searcher, batch_size: int, total: int | None = None) -> None:
+    def __init__(
+        self, searcher: Searcher, batch_size: int, total: int | None = None, first: int = 0
+    ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1 (got {batch_size})")
         if total is not None and total < 0:
@@ -52,6 +57,7 @@ class BatchedSearcher(WrappingSearcher):
         self.searcher = searcher
         self.batch_size = batch_size
         self.total = total
+        self.first = first
         self.suggested = 0  # suggestions taken from the inner searcher so far
         self.batches = 0  # batches started
         self.queue: list[tuple[str, Any]] = []  # (inner id, config) not yet handed out
@@ -60,12 +66,9 @@ class BatchedSearcher(WrappingSearcher):
         self.finished: dict[str, tuple[dict[str, Any] | None, bool]] = {}  # by inner id
         self.inner_finished = False  # the inner searcher answered FINISHED
 
-    def set_search_properties(
-        self, metric: str | None, mode: str | None, config: dict[str, Any], **spec: Any
-    ) -> bool:
-        ok = self.searcher.set_search_properties(metric, mode, config, **spec)
-        adopt_metric_mode(self, self.searcher)
-        return bool(ok)
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Ray's saved state; one saved before ``first`` existed numbered from 0."""
+        super().set_state({"first": 0, **state})
 
     def suggest(self, trial_id: str) -> dict[str, Any] | None:
         if not self.queue and self._batch_done():
@@ -102,7 +105,7 @@ class BatchedSearcher(WrappingSearcher):
         if self.total is not None:
             size = min(size, self.total - self.suggested)
         for _ in range(size):
-            inner_id = INNER_ID.format(self.suggested)
+            inner_id = INNER_ID.format(self.first + self.suggested)
             config: Any = self.searcher.suggest(inner_id)  # Ray types FINISHED out
             if config == Searcher.FINISHED:
                 self.inner_finished = True
@@ -127,3 +130,7 @@ class BatchedSearcher(WrappingSearcher):
         if inner_id is None or inner_id in self.finished:
             return  # not ours (or reported twice)
         self.finished[inner_id] = (copy.deepcopy(result), error)
+        if self.exhausted and self._batch_done():
+            # Nothing more will be drawn: tell the last batch now, so the inner
+            # searcher's saved state holds every result for an extension.
+            self._start_batch()

@@ -7,6 +7,8 @@ from typing import Any
 
 from ray.tune.search import Searcher
 
+from raysweep._raycompat.searcher_state import adopt_metric_mode
+
 
 class WrappingSearcher(Searcher):
     """A Searcher around ``self.searcher``.
@@ -17,6 +19,14 @@ class WrappingSearcher(Searcher):
     """
 
     searcher: Searcher
+
+    def set_search_properties(
+        self, metric: str | None, mode: str | None, config: dict[str, Any], **spec: Any
+    ) -> bool:
+        """Passed to the inner searcher; the wrapper then takes its metric and mode."""
+        ok = self.searcher.set_search_properties(metric, mode, config, **spec)
+        adopt_metric_mode(self, self.searcher)
+        return bool(ok)
 
     def add_evaluated_point(self, *args: Any, **kwargs: Any) -> None:
         self.searcher.add_evaluated_point(*args, **kwargs)

@@ -21,6 +21,7 @@ from raysweep.search.conditional import ActiveOnly, native_space
 from raysweep.search.indexed import IndexedSearcher
 from raysweep.search.space import to_param_space
 from raysweep.search.strict import BatchedSearcher
+from raysweep.search.window import WindowSearcher
 from raysweep.tuner.continued import continue_searcher
 
 
@@ -43,8 +44,9 @@ class SweepSearch(SearchGenerator):
 def build_searcher(spec: SweepSpec, points: Sequence[Mapping[str, Any]] = ()) -> Searcher:
     """The spec's searcher, wrapped so every suggestion carries its trial index.
 
-    In strict mode the searcher is also batched (``IndexedSearcher(BatchedSearcher(inner))``)
-    so suggestions and what the searcher learns do not depend on timing.
+    In strict mode the searcher is also windowed or batched
+    (``IndexedSearcher(WindowSearcher(inner))``, ``reproducibility.strict_schedule``) so
+    suggestions and what the searcher learns do not depend on timing.
     ``points``: warm-start configurations (search/points.py) the searcher suggests
     first, so they take the first trial indices; grid search takes none.
     """
@@ -76,10 +78,11 @@ def build_searcher(spec: SweepSpec, points: Sequence[Mapping[str, Any]] = ()) ->
     )
     if conds:
         inner = ActiveOnly(inner, conds)
-    if spec.reproducibility.strict:
-        inner = BatchedSearcher(
-            inner, batch_size=spec.reproducibility.batch_size, total=spec.total_trials
-        )
+    repro = spec.reproducibility
+    if repro.strict and repro.strict_schedule == "window":
+        inner = WindowSearcher(inner, window=repro.batch_size, total=spec.total_trials)
+    elif repro.strict:
+        inner = BatchedSearcher(inner, batch_size=repro.batch_size, total=spec.total_trials)
     return IndexedSearcher(inner)
 
 
@@ -108,6 +111,11 @@ def build_search_alg(
     searcher = build_searcher(spec, points)
     if isinstance(searcher, IndexedSearcher):
         searcher.next_index = start_index
+        strict = searcher.searcher
+        if isinstance(strict, WindowSearcher | BatchedSearcher) and start_index:
+            # An extension: its own trials, inner ids going on from the earlier part's.
+            strict.first = start_index
+            strict.total = max(0, (strict.total or 0) - start_index)
     if continued_from is not None:
         continue_searcher(innermost(searcher), spec, continued_from, start_index)
     limit = spec.search.max_concurrent or default_concurrency(spec)
