@@ -116,7 +116,8 @@ RECIPES: dict[str, Recipe] = {
     "random + hyperband": _hyperband,
     "tpe + asha (ray engine)": _tpe(mf=True, scale=6, engine="ray"),
 }
-MULTI_FIDELITY = ("tpe + asha", "tpe univariate + asha (before)", "random + hyperband")
+MULTI_FIDELITY = ("tpe + asha", "tpe univariate + asha (before)", "random + hyperband",
+                  "tpe + asha (ray engine)")  # fmt: skip
 GRID_PROBLEMS = ("mfh3",)  # 3 levels per parameter: 27 points in 3 dimensions
 # recipes run on one problem only (the others run everywhere, grid on GRID_PROBLEMS):
 # Hartmann's recipes already run on Ray; lgbm's run locally, one of them on Ray too
