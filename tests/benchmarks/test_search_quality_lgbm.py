@@ -82,3 +82,17 @@ def test_every_lgbm_recipe_sweeps_the_problems_space_with_the_builtin_trainable(
         spec = parse_spec(recipe(problem, 1, 10))
         assert spec.trainable == "lightgbm", name
         assert sorted(spec.space) == sorted(p.name for p in PARAMS), name
+
+
+def test_a_peer_on_lgbm_spends_its_budget_and_scores_only_new_incumbents() -> None:
+    from benchmarks.workloads.search_quality_peers import run as run_peer
+
+    runs = run_peer("lgbm", "optuna-tpe-sha", seed=1, budget=30, workers=2)["observations"]
+    assert [r[0] for r in runs] == list(range(1, 31))
+    best = float("inf")
+    for _used, _wall, value, regret in runs:
+        if value < best:  # a new incumbent: its full-fidelity regret, computed
+            assert -0.05 < regret < 1.0
+            best = value
+        else:  # the curves never read it, and a full fit would cost the peers' wall time
+            assert regret == float("inf")
