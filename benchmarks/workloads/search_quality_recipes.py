@@ -122,8 +122,7 @@ GRID_PROBLEMS = ("mfh3",)  # 3 levels per parameter: 27 points in 3 dimensions
 # recipes run on one problem only (the others run everywhere, grid on GRID_PROBLEMS):
 # Hartmann's recipes already run on Ray; lgbm's run locally, one of them on Ray too
 ONLY_ON = {"tpe + asha (ray engine)": ("lgbm",)}
-SKIP_ON = {"lgbm": ("tpe univariate (before)", "tpe univariate + asha (before)",
-                    "tpe strict batch 4")}  # fmt: skip
+SKIP_ON = {"lgbm": ("tpe univariate (before)", "tpe univariate + asha (before)")}
 
 
 def runs_on(recipe: str, problem: str) -> bool:
