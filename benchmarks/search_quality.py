@@ -1,15 +1,17 @@
 """5. Search quality: regret for the budget spent, raysweep's recipes against peers.
 
 Problems: multi-fidelity Hartmann-3 and -6 (workloads/search_quality_problems.py; a trial
-runs fidelity 1..27, one report per step, known optimum). raysweep's recipes
-run through ``sweep run`` as users run them, 4 trials at once (one per CPU
-on a smaller machine)
-(search_quality_recipes.py; the ray engine: the local one runs the built-in GBM
-trainables only). Peers run through their own APIs in the peers' virtual
-environment (``.venv-peers``, benchmarks/requirements-peers.txt, which ``make
-bench`` installs), on a simulated clock with as many workers
-(search_quality_peers.py); without that environment they are left out and the
-result says so. Budget: ``--trials`` full-fidelity evaluations' worth of
+runs fidelity 1..27, one report per step, known optimum) and ``lgbm``, the users'
+own workload: the built-in LightGBM trainable on breast_cancer, 27 reports of 10
+boosting rounds, regret against the best of a long random search
+(workloads/search_quality_lgbm.py). raysweep's recipes run through ``sweep run``
+as users run them, 4 trials at once (one per CPU on a smaller machine)
+(search_quality_recipes.py; Hartmann on the ray engine, its trainable being a user
+function; lgbm on the local engine, with one recipe on Ray as well). Peers run
+through their own APIs in the peers' virtual environment (``.venv-peers``,
+benchmarks/requirements-peers.txt, which ``make bench`` installs), on a simulated
+clock with as many workers (search_quality_peers.py); without that environment
+they are left out and the result says so. Budget: ``--trials`` full-fidelity evaluations' worth of
 fidelity steps (20 x 27 = 540 by default), the same seeds for everyone.
 
 Output: per problem, the regret of the incumbent at 10/25/50/100 % of the budget
@@ -41,11 +43,11 @@ from benchmarks.harness.regret import (
 )
 from benchmarks.workloads.search_quality_problems import PROBLEMS
 from benchmarks.workloads.search_quality_recipes import (
-    GRID_PROBLEMS,
     MULTI_FIDELITY,
     RECIPES,
     SLOTS,
     observations,
+    runs_on,
 )
 
 NAME = "search_quality"
@@ -159,7 +161,7 @@ def run(quick: bool = False, repeats: int | None = None, trials: int | None = No
         for seed in seeds:
             log(f"{NAME}: {problem} seed {seed}")
             for recipe in recipes:
-                if recipe.startswith("grid") and problem not in GRID_PROBLEMS:
+                if not runs_on(recipe, problem):
                     continue
                 name = f"raysweep: {recipe}"
                 got: Run | str | None = _cached(reuse, results_dir, problem, name, seed, full)

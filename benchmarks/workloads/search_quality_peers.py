@@ -4,12 +4,15 @@
 --seed 1 --budget 540 --workers 4`` prints one JSON object: the observations in
 the order they were made, each ``[budget used, wall s, value, regret]``.
 
-Evaluations are a formula (search_quality_problems.py), so trials run on a
-simulated clock: ``workers`` trials are in flight at once, one fidelity step
-costs one unit of each worker's time, and the worker whose clock is earliest
-moves next (as Syne Tune's simulated backend does). What the optimizers see is
-then what they would see with ``workers`` slots of equal speed; the wall time is
-their own (ask, tell, pruning), evaluations cost next to nothing.
+Evaluations are a formula (search_quality_problems.py) or, for ``lgbm``, a small
+LightGBM fit (search_quality_lgbm.py), so trials run on a simulated clock:
+``workers`` trials are in flight at once, one fidelity step costs one unit of each
+worker's time, and the worker whose clock is earliest moves next (as Syne Tune's
+simulated backend does). What the optimizers see is then what they would see with
+``workers`` slots of equal speed; the wall time is their own (ask, tell, pruning)
+plus, for ``lgbm``, the fits (evaluations of the Hartmann functions cost next to
+nothing). Spaces come from the problem's ``params`` (search_quality_space.py), in
+each optimizer's own terms.
 
 Runs in the peers' virtual environment (benchmarks/requirements-peers.txt):
 imports neither raysweep nor Ray.
@@ -19,13 +22,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.workloads.search_quality_problems import PROBLEMS, MFHartmann
+from benchmarks.workloads.search_quality_problems import PROBLEMS, Problem
+from benchmarks.workloads.search_quality_space import Param
 
 Observation = list[float]  # [budget used, wall s, value, regret]
 
@@ -34,21 +39,29 @@ Observation = list[float]  # [budget used, wall s, value, regret]
 class Record:
     """Budget used and every observation, with the wall clock from the start."""
 
-    problem: MFHartmann
+    problem: Problem
     budget: int
     started: float = field(default_factory=time.perf_counter)
     used: int = 0
     observations: list[Observation] = field(default_factory=list)
+    best: float = math.inf
 
     @property
     def done(self) -> bool:
         return self.used >= self.budget
 
-    def observe(self, config: dict[str, float], z: int, cost: int) -> float:
+    def observe(self, config: dict[str, Any], z: int, cost: int) -> float:
+        """The value at fidelity ``z``; the regret only for a new incumbent where it is a
+        full fit (``cheap_regret`` False), infinite otherwise (as raysweep's recipes)."""
+        config = {p.name: p.cast(config[p.name]) for p in self.problem.params}
         value = self.problem.value(config, z)
         self.used += cost
         wall = time.perf_counter() - self.started
-        self.observations.append([self.used, wall, value, self.problem.regret(config)])
+        new_best = value < self.best
+        self.best = min(self.best, value)
+        cheap = self.problem.cheap_regret or new_best
+        regret = self.problem.regret(config) if cheap else math.inf
+        self.observations.append([self.used, wall, value, regret])
         return value
 
 
@@ -84,7 +97,7 @@ def optuna_run(record: Record, seed: int, workers: int, pruner: str) -> None:
     for worker in workers_in_time_order(pool, record):
         if worker.job is None:
             trial = study.ask()
-            config = {n: trial.suggest_float(n, 0.0, 1.0) for n in record.problem.names}
+            config = {p.name: _suggest(trial, p) for p in record.problem.params}
             worker.job = (trial, config, 0)
         trial, config, z = worker.job
         z += 1
@@ -101,11 +114,19 @@ def optuna_run(record: Record, seed: int, workers: int, pruner: str) -> None:
             worker.job = (trial, config, z)
 
 
+def _suggest(trial: Any, p: Param) -> float | int:
+    if p.integer:
+        return int(trial.suggest_int(p.name, int(p.low), int(p.high), log=p.log))
+    return float(trial.suggest_float(p.name, p.low, p.high, log=p.log))
+
+
 def configspace(record: Record, seed: int) -> Any:
-    from ConfigSpace import ConfigurationSpace, Float
+    from ConfigSpace import ConfigurationSpace, Float, Integer
 
     space = ConfigurationSpace(seed=seed)
-    space.add([Float(n, (0.0, 1.0)) for n in record.problem.names])
+    space.add([Integer(p.name, (int(p.low), int(p.high)), log=p.log) if p.integer
+               else Float(p.name, (p.low, p.high), log=p.log)
+               for p in record.problem.params])  # fmt: skip
     return space
 
 
@@ -189,13 +210,16 @@ def syne_run(record: Record, seed: int, workers: int, kind: str) -> None:
 
     import numpy as np
     from syne_tune.backend.trial_status import Trial
-    from syne_tune.config_space import uniform
+    from syne_tune.config_space import lograndint, loguniform, randint, uniform
     from syne_tune.optimizer.baselines import ASHA, BOHB
     from syne_tune.optimizer.scheduler import SchedulerDecision
 
     np.random.seed(seed)  # ASHA draws each trial's bracket from numpy's global generator
     z_max = record.problem.max_fidelity
-    space = {n: uniform(0.0, 1.0) for n in record.problem.names}
+    domains = {(False, False): uniform, (True, False): loguniform, (False, True): randint,
+               (True, True): lograndint}  # fmt: skip
+    space = {p.name: domains[p.log, p.integer](p.cast(p.low), p.cast(p.high))
+             for p in record.problem.params}  # fmt: skip
     scheduler = {"asha": ASHA, "bohb": BOHB}[kind](
         space, metric="value", time_attr="epoch", max_t=z_max, do_minimize=True,
         random_seed=seed, grace_period=1, reduction_factor=3,

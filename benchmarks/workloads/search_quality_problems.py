@@ -1,4 +1,4 @@
-"""Multi-fidelity Hartmann-3 and -6: cheap problems with a known optimum (numpy only).
+"""The search-quality problems: multi-fidelity Hartmann-3 and -6 (numpy only) and LightGBM.
 
 The multi-fidelity Hartmann functions of Kandasamy et al., "Multi-fidelity
 Bayesian Optimisation with Continuous Approximations" (ICML 2017), in the form
@@ -13,7 +13,8 @@ seed (Python's ``hash`` of the point) is replaced by a stable hash, so a value
 is the same in every process.
 
 This module is imported by the raysweep trainable and by the peers' runner
-(another virtual environment), so it needs numpy alone.
+(another virtual environment), so it needs numpy alone; the ``lgbm`` problem
+(search_quality_lgbm.py) imports LightGBM and scikit-learn only when it evaluates.
 """
 
 from __future__ import annotations
@@ -23,8 +24,12 @@ import math
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
+
+from benchmarks.workloads.search_quality_lgbm import LGBMProblem
+from benchmarks.workloads.search_quality_space import Param
 
 ALPHA = np.array([1.0, 1.2, 3.0, 3.2])
 A3 = np.array([[3.0, 10, 30], [0.1, 10, 35], [3.0, 10, 30], [0.1, 10, 35]])
@@ -66,9 +71,15 @@ class MFHartmann:
     def dims(self) -> int:
         return int(self.a.shape[1])
 
+    cheap_regret = True  # a formula: computed for every observation
+
     @property
     def names(self) -> list[str]:
         return [f"x{i}" for i in range(self.dims)]
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return tuple(Param(n, 0.0, 1.0) for n in self.names)
 
     def point(self, config: Mapping[str, float]) -> np.ndarray:
         return np.array([float(config[n]) for n in self.names])
@@ -94,7 +105,32 @@ def _normal(x: Sequence[float], z: int) -> float:
     return float(np.random.default_rng(int.from_bytes(digest[:8], "little")).normal())
 
 
-PROBLEMS: dict[str, MFHartmann] = {
+class Problem(Protocol):
+    """What the recipes, the peers and the regret bookkeeping need of a problem."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def max_fidelity(self) -> int: ...
+
+    @property
+    def cheap_regret(self) -> bool:
+        """False: compute the regret only for a new incumbent (it costs a full fit)."""
+
+    @property
+    def names(self) -> list[str]: ...
+
+    @property
+    def params(self) -> tuple[Param, ...]: ...
+
+    def value(self, config: Mapping[str, Any], z: int) -> float: ...
+
+    def regret(self, config: Mapping[str, Any]) -> float: ...
+
+
+PROBLEMS: dict[str, Problem] = {
     "mfh3": MFHartmann("mfh3", A3, P3, optimum=-3.86278),
     "mfh6": MFHartmann("mfh6", A6, P6, optimum=-3.32237),
+    "lgbm": LGBMProblem(),
 }
