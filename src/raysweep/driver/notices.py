@@ -4,8 +4,10 @@ themselves, and where the dashboard is."""
 from __future__ import annotations
 
 import getpass
+import os
 import socket
 
+from raysweep._raycompat.targets import ray_version
 from raysweep.config.schema import HyperbandScheduler, SweepSpec
 from raysweep.driver.ray_session import RayInfo
 from raysweep.rundir import RunDir
@@ -91,11 +93,36 @@ def announce_dashboard(run: RunDir, ray: RayInfo, log: RunLog) -> None:
             f"  from another machine: ssh -N -L {port}:127.0.0.1:{port} {_user_at_host()}, "
             f"then open http://127.0.0.1:{port}"
         )
-    log.print(
-        "  token authentication is on: get the token with `ray get-auth-token` "
-        "(clients send 'Authorization: Bearer <token>')"
-    )
+    log.print(token_auth_line(ray.started_here))
     run.update_state(dashboard_url=url)
+
+
+# Ray turns token authentication on for a local ray.init from this release on
+TOKEN_AUTH_DEFAULT_SINCE = (2, 59)
+
+
+def token_auth_line(started_here: bool) -> str:
+    """Whether the dashboard asks for Ray's token, as far as this process can tell."""
+    how = "get the token with `ray get-auth-token` (clients send 'Authorization: Bearer <token>')"
+    if not started_here:
+        return f"  the cluster's own token authentication applies, if it was started with it: {how}"
+    mode = os.environ.get("RAY_AUTH_MODE", "").strip().lower()
+    if mode == "token" or (not mode and _release() >= TOKEN_AUTH_DEFAULT_SINCE):
+        return f"  token authentication is on: {how}"
+    return (
+        f"  WARNING: token authentication is off (Ray {ray_version()}"
+        + (f", RAY_AUTH_MODE={mode}" if mode else "")
+        + "): whoever reaches the dashboard can submit jobs; keep it on 127.0.0.1, "
+        "or set RAY_AUTH_MODE=token (docs/security.md)"
+    )
+
+
+def _release() -> tuple[int, int]:
+    parts = ray_version().split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        return (0, 0)
 
 
 def _user_at_host() -> str:
