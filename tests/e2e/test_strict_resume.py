@@ -26,7 +26,7 @@ def strict_sweep(engine: str, schedule: str) -> dict[str, Any]:
     return {
         "name": "strict",
         "trainable": "lightgbm",
-        "trainable_args": {"dataset": "breast_cancer", "num_boost_round": 60, "report_every": 5},
+        "trainable_args": {"dataset": "breast_cancer", "num_boost_round": 60, "report_every": 10},
         "metric": "val_loss",
         "mode": "min",
         "space": {
@@ -62,8 +62,12 @@ def by_index(run_dir: Path) -> dict[int, tuple[Any, ...]]:
     }
 
 
-@pytest.mark.parametrize("schedule", ["window", "batch"])
-@pytest.mark.parametrize("engine", ["local", "ray"])
+# The window (new strict sweeps) on both engines, batches (older run directories) on the
+# local engine; batches on Ray restore their state through the same searcher snapshot as
+# the window and are left out for the suite's time (two Ray sweeps cost ~30 s).
+@pytest.mark.parametrize(
+    ("engine", "schedule"), [("local", "window"), ("local", "batch"), ("ray", "window")]
+)
 def test_a_killed_strict_sweep_resumes_to_the_uninterrupted_trials(
     tmp_path: Path, drivers: Sweeps, engine: str, schedule: str
 ) -> None:
