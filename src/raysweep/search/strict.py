@@ -22,22 +22,20 @@ from typing import Any
 
 from ray.tune.search import Searcher
 
-from raysweep.search.wrapping import WrappingSearcher
+from raysweep.search.strict_schedule import StrictSchedule
 
 INNER_ID = "strict-{}"
 
 
-class BatchedSearcher(WrappingSearcher):
+class BatchedSearcher(StrictSchedule):
     """Hands out the inner searcher's suggestions in batches of ``batch_size``.
 
     Args:
         searcher: the real searcher.
         batch_size: trials per batch, independent of how many run at once.
         total: trials the sweep will run (the last batch is cut to fit), or None.
-        first: number of this searcher's first suggestion in the run: a
-            ``--num-samples`` extension continues an inner searcher that already
-            holds ``strict-0``..., and Ray's OptunaSearch answers a known id with
-            that trial's config again.
+        first: number of this searcher's first suggestion in the run (an extension
+            continues an inner searcher that already holds ``strict-0``...).
 
     Intermediate results (``on_trial_result``) are forwarded at once: they are
     per trial, and the inner searcher is only asked for new configs when the
@@ -49,22 +47,13 @@ class BatchedSearcher(WrappingSearcher):
     def __init__(
         self, searcher: Searcher, batch_size: int, total: int | None = None, first: int = 0
     ) -> None:
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1 (got {batch_size})")
-        if total is not None and total < 0:
-            raise ValueError(f"total must be >= 0 (got {total})")
-        super().__init__(metric=searcher.metric, mode=searcher.mode)
-        self.searcher = searcher
+        super().__init__(searcher, batch_size, "batch_size", total, first)
         self.batch_size = batch_size
-        self.total = total
-        self.first = first
-        self.suggested = 0  # suggestions taken from the inner searcher so far
         self.batches = 0  # batches started
         self.queue: list[tuple[str, Any]] = []  # (inner id, config) not yet handed out
         self.batch: list[str] = []  # inner ids of the current batch, in suggestion order
         self.inner_id: dict[str, str] = {}  # Ray trial id -> inner id (current batch)
         self.finished: dict[str, tuple[dict[str, Any] | None, bool]] = {}  # by inner id
-        self.inner_finished = False  # the inner searcher answered FINISHED
 
     def set_state(self, state: dict[str, Any]) -> None:
         """Ray's saved state; one saved before ``first`` existed numbered from 0."""
@@ -80,14 +69,6 @@ class BatchedSearcher(WrappingSearcher):
         inner_id, config = self.queue.pop(0)
         self.inner_id[trial_id] = inner_id
         return dict(config)
-
-    @property
-    def exhausted(self) -> bool:
-        """No more suggestions: the inner searcher finished or ``total`` were drawn.
-
-        Raising ``total`` (a sweep extended to more trials) lets batches continue.
-        """
-        return self.inner_finished or (self.total is not None and self.suggested >= self.total)
 
     def _batch_done(self) -> bool:
         """Every trial of the current batch was handed out and has finished."""

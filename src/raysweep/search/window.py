@@ -25,12 +25,12 @@ from typing import Any
 
 from ray.tune.search import Searcher
 
-from raysweep.search.wrapping import WrappingSearcher
+from raysweep.search.strict_schedule import StrictSchedule
 
 INNER_ID = "window-{}"
 
 
-class WindowSearcher(WrappingSearcher):
+class WindowSearcher(StrictSchedule):
     """Hands out the inner searcher's suggestions through a sliding window of ``window``.
 
     Args:
@@ -48,26 +48,12 @@ class WindowSearcher(WrappingSearcher):
     def __init__(
         self, searcher: Searcher, window: int, total: int | None = None, first: int = 0
     ) -> None:
-        if window < 1:
-            raise ValueError(f"window must be >= 1 (got {window})")
-        if total is not None and total < 0:
-            raise ValueError(f"total must be >= 0 (got {total})")
-        super().__init__(metric=searcher.metric, mode=searcher.mode)
-        self.searcher = searcher
+        super().__init__(searcher, window, "window", total, first)
         self.window = window
-        self.total = total
-        self.first = first
-        self.suggested = 0  # suggestions taken from the inner searcher so far
         self.told = 0  # suggestions 0 .. told-1 were told to the inner searcher
         self.number: dict[str, int] = {}  # Ray trial id -> suggestion number (untold ones)
         self.rows: dict[int, list[dict[str, Any]]] = {}  # intermediate results, held back
         self.finished: dict[int, tuple[dict[str, Any] | None, bool]] = {}  # ended, untold
-        self.inner_finished = False  # the inner searcher answered FINISHED
-
-    @property
-    def exhausted(self) -> bool:
-        """No more suggestions: the inner searcher finished or ``total`` were drawn."""
-        return self.inner_finished or (self.total is not None and self.suggested >= self.total)
 
     def suggest(self, trial_id: str) -> dict[str, Any] | None:
         if self.exhausted:
