@@ -63,6 +63,14 @@ def test_manifest_has_every_field(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert data["warnings"] == []
 
 
+def test_manifest_says_whether_the_performance_patches_ran(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = make_spec()
+    monkeypatch.delenv("RAYSWEEP_RAY_PATCHES", raising=False)
+    assert manifest.build_manifest(spec, CPU_PLAN)["ray_patches"] == "on"
+    monkeypatch.setenv("RAYSWEEP_RAY_PATCHES", "off")
+    assert manifest.build_manifest(spec, CPU_PLAN)["ray_patches"] == "off"
+
+
 def test_seed_rule_is_what_trial_seeds_use() -> None:
     rule = manifest.SEED_RULE
     for master, index in [(0, 0), (42, 3), (2**40 + 7, 999)]:

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from raysweep._raycompat.switch import perf_patches_on
 from raysweep.config.load import spec_hash
 from raysweep.config.schema import SweepSpec
 from raysweep.gpu.allocation import GPUPlan, cuda_visible_devices
@@ -148,6 +149,8 @@ def build_manifest(
             "note": getattr(gpu_plan, "sharing_note", None),
         },
         "env": {name: os.environ.get(name) for name in RESULT_ENV_VARS},
+        # RAYSWEEP_RAY_PATCHES: speed only, but a run on Ray's own behaviour says so
+        "ray_patches": "on" if perf_patches_on() else "off",
         "host": {
             "hostname": socket.gethostname(),
             "platform": platform.platform(),
