@@ -12,6 +12,7 @@ from typing import Any
 
 from ray.tune.search import Searcher
 
+from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
 from raysweep.config.schema import SweepSpec
 
@@ -32,27 +33,16 @@ def spec_for(
 ) -> SweepSpec:
     """A strict sweep of the quadratic (TPE/HyperOpt after 2 random trials)."""
     options = {"optuna": {"n_startup_trials": 2}, "hyperopt": {"n_initial_points": 2}}
-    return parse_spec(
-        {
-            "name": "strict",
-            "trainable": "examples.quadratic:fit",
-            "metric": "loss",
-            "mode": "min",
-            "space": SPACE,
-            "search": {
-                "algorithm": algorithm,
-                "num_samples": num_samples,
-                "options": options.get(algorithm, {}),
-            },
-            "seed": 11,
-            "reproducibility": {
-                "strict": True,
-                "batch_size": batch_size,
-                "strict_schedule": schedule,
-            },
-            **extra,
-        }
+    search = {
+        "algorithm": algorithm,
+        "num_samples": num_samples,
+        "options": options.get(algorithm, {}),
+    }
+    strict = {"strict": True, "batch_size": batch_size, "strict_schedule": schedule}
+    data = quadratic_sweep(
+        name="strict", space=SPACE, search=search, seed=11, reproducibility=strict, **extra
     )
+    return parse_spec(data)
 
 
 def objective(config: dict[str, Any]) -> float:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from factories import quadratic_sweep
 from raysweep import api
 from raysweep.report.records import SweepResult
 from raysweep.rundir import RunDir
@@ -25,21 +26,13 @@ SCHEDULERS: dict[str, dict[str, Any]] = {
 def write_config(
     tmp_path: Path, algorithm: str, space: dict[str, Any], scheduler: str, **extra: Any
 ) -> Path:
-    config = {
-        "name": f"{algorithm}-{scheduler}",
-        "trainable": "examples.quadratic:fit",
-        "metric": "loss",
-        "mode": "min",
-        "space": space,
-        "search": {
-            "algorithm": algorithm,
-            "num_samples": 1 if algorithm == "grid" else 4,
-            "max_concurrent": 2,
-        },
-        "scheduler": SCHEDULERS[scheduler],
-        "seed": 3,
-        **extra,
+    search = {
+        "algorithm": algorithm,
+        "num_samples": 1 if algorithm == "grid" else 4,
+        "max_concurrent": 2,
     }
+    config = quadratic_sweep(name=f"{algorithm}-{scheduler}", space=space, search=search,
+                             scheduler=SCHEDULERS[scheduler], seed=3, **extra)  # fmt: skip
     path = tmp_path / f"{algorithm}-{scheduler}.json"
     path.write_text(json.dumps(config))
     return path

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from e2e_helpers import REPO, SWEEP, LoopbackCluster, sweep_env
 
+from factories import quadratic_sweep
 from raysweep._raycompat.targets import ray_version
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]  # the first run makes the venv
@@ -74,18 +75,7 @@ def test_a_cluster_on_another_ray_exits_2_naming_both_writing_nothing(
     import ray
 
     config = tmp_path / "sweep.json"
-    config.write_text(
-        json.dumps(
-            {
-                "name": "versions",
-                "trainable": "examples.quadratic:fit",
-                "metric": "loss",
-                "mode": "min",
-                "space": {"x": {"type": "uniform", "low": 0, "high": 1}},
-                "search": {"algorithm": "random", "num_samples": 2},
-            }
-        )
-    )
+    config.write_text(json.dumps(quadratic_sweep(name="versions")))
     storage = tmp_path / "runs"
     temp = tmp_path / "driver-tmp"  # where a Ray the driver started would keep its session
     temp.mkdir()

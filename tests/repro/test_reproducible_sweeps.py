@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from factories import quadratic_sweep
 from raysweep.report.records import SweepResult
 from raysweep.repro.seeds import trial_seed_for
 from raysweep.rundir import RunDir
@@ -29,16 +30,8 @@ def config(name: str, algorithm: str, space: dict[str, Any], **extra: Any) -> di
         "max_concurrent": 1,
         "options": OPTIONS.get(algorithm, {}),
     }
-    return {
-        "name": name,
-        "trainable": "examples.quadratic:fit",
-        "metric": "loss",
-        "mode": "min",
-        "space": space,
-        "search": {**search, **extra.pop("search", {})},
-        "seed": 17,
-        **extra,
-    }
+    search = {**search, **extra.pop("search", {})}
+    return quadratic_sweep(name=name, space=space, search=search, seed=17, **extra)
 
 
 @pytest.fixture(scope="module")
