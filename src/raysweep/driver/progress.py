@@ -25,7 +25,7 @@ class ProgressCallback(TrialProgress, TrialProgressCallback):
     """
 
     _primed = False
-    _live: dict[str, Any] | None = None  # trials started here, not yet ended
+    _live: dict[str, Any]  # trials started here, not yet ended (made in setup)
 
     def setup(
         self,
@@ -34,6 +34,7 @@ class ProgressCallback(TrialProgress, TrialProgressCallback):
         total_num_samples: int | None = None,
         **info: Any,
     ) -> None:
+        self._live = {}
         self.start()
 
     def _prime(self, trials: list[Any], current: Any) -> None:
@@ -56,8 +57,6 @@ class ProgressCallback(TrialProgress, TrialProgressCallback):
 
     def on_trial_start(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
         self._prime(trials, trial)
-        if self._live is None:
-            self._live = {}
         self._live[trial.trial_id] = trial
         self.trial_started(trial, trials)
 
@@ -77,14 +76,13 @@ class ProgressCallback(TrialProgress, TrialProgressCallback):
         (An interrupted run's trials stay RUNNING through its last step: they are
         resumed, not ended.)
         """
-        for trial in [t for t in (self._live or {}).values() if str(t.status) == "TERMINATED"]:
+        for trial in [t for t in self._live.values() if str(t.status) == "TERMINATED"]:
             self._ended(trial)
             self.trial_ended(trial, trials)
         self.tick(trials)
 
     def _ended(self, trial: Any) -> None:
-        if self._live is not None:
-            self._live.pop(trial.trial_id, None)
+        self._live.pop(trial.trial_id, None)
 
     def on_experiment_end(self, trials: list[Any], **info: Any) -> None:
         self.close(trials)

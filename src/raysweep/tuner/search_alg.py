@@ -21,6 +21,7 @@ from raysweep.search.conditional import ActiveOnly, native_space
 from raysweep.search.indexed import IndexedSearcher
 from raysweep.search.space import to_param_space
 from raysweep.search.strict import BatchedSearcher
+from raysweep.search.strict_schedule import StrictSchedule
 from raysweep.search.window import WindowSearcher
 from raysweep.tuner.continued import continue_searcher
 
@@ -112,7 +113,7 @@ def build_search_alg(
     if isinstance(searcher, IndexedSearcher):
         searcher.next_index = start_index
         strict = searcher.searcher
-        if isinstance(strict, WindowSearcher | BatchedSearcher) and start_index:
+        if isinstance(strict, StrictSchedule) and start_index:
             # An extension: its own trials, inner ids going on from the earlier part's.
             strict.first = start_index
             strict.total = max(0, (strict.total or 0) - start_index)
