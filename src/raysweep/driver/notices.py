@@ -7,6 +7,7 @@ import getpass
 import os
 import socket
 
+from raysweep._raycompat.target import parse_version
 from raysweep._raycompat.targets import ray_version
 from raysweep.config.schema import HyperbandScheduler, SweepSpec
 from raysweep.driver.ray_session import RayInfo
@@ -118,11 +119,8 @@ def token_auth_line(started_here: bool) -> str:
 
 
 def _release() -> tuple[int, int]:
-    parts = ray_version().split(".")
-    try:
-        return int(parts[0]), int(parts[1])
-    except (IndexError, ValueError):
-        return (0, 0)
+    version = parse_version(ray_version())
+    return (version[0], version[1]) if version else (0, 0)
 
 
 def _user_at_host() -> str:
