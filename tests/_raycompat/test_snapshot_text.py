@@ -39,6 +39,9 @@ def test_the_text_is_what_json_dumps_gives() -> None:
     )
     empty = json.dumps({"trial_data": [], "runner_data": runner, "stats": stats})
     assert b"".join(text.encode({}, runner, stats)) == empty.encode()
+    extra = {"raysweep_searcher": {"a.pkl": "gASVAA=="}, "n": [1]}
+    more = json.dumps({"trial_data": [], "runner_data": runner, "stats": stats, **extra})
+    assert b"".join(text.encode({}, runner, stats, extra=extra)) == more.encode()
 
 
 def test_only_entries_ray_replaced_are_encoded_again() -> None:

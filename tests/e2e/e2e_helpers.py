@@ -105,7 +105,8 @@ class Sweeps:
             code = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             kill_group(proc)
-            raise
+            tail = self.output(proc)[-4000:]
+            raise AssertionError(f"{proc.args} ran over {timeout} s; its output:\n{tail}") from None
         return code, self.output(proc)
 
     def run(self, *args: str, timeout: float = 240) -> tuple[int, str]:

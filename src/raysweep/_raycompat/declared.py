@@ -36,7 +36,8 @@ def _fields(
 
 
 def _snapshots() -> list[Target]:
-    """snapshots.py (fast, incremental experiment snapshots), snapshot_text.py."""
+    """snapshots.py (fast, incremental experiment snapshots), snapshot_text.py,
+    searcher_snapshot.py (the searcher saved inside the snapshot)."""
     return [
         Target(_TC, "TuneController.save_to_dir", "callable", ("self",), "snapshots"),
         # The snapshot document raysweep writes in Ray's place: a key Ray adds is refused.
@@ -62,6 +63,14 @@ def _snapshots() -> list[Target]:
             "callable",
             ("self", "dirpath", "session_str"),
             "snapshots",
+        ),
+        # searcher_snapshot.py: the chain restored from files the snapshot held
+        Target(
+            "ray.tune.search.search_generator",
+            "SearchGenerator.restore_from_dir",
+            "callable",
+            ("self", "dirpath"),
+            "searcher_snapshot",
         ),
         Target(
             "ray.tune.callback",

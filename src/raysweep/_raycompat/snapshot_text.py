@@ -31,9 +31,10 @@ class SnapshotText:
         runner_data: Any,
         stats: Any,
         encoder: type[json.JSONEncoder] | None = None,
+        extra: Mapping[str, Any] | None = None,
     ) -> list[bytes]:
         """The UTF-8 chunks of ``json.dumps({"trial_data": [...], "runner_data": ...,
-        "stats": ...}, cls=encoder)``, to be written one after the other.
+        "stats": ..., **extra}, cls=encoder)``, to be written one after the other.
 
         ``trial_data``: trial id -> the entry Ray caches for it; an entry is
         re-encoded only when Ray has replaced it (a new object) since the last call.
@@ -50,8 +51,10 @@ class SnapshotText:
                 chunks.append(b", ")
             chunks.append(known[1])
         runner = json.dumps(runner_data, cls=encoder)
-        tail = f'], "runner_data": {runner}, "stats": {json.dumps(stats, cls=encoder)}}}'
-        chunks.append(tail.encode())
+        tail = f'], "runner_data": {runner}, "stats": {json.dumps(stats, cls=encoder)}'
+        for key, value in (extra or {}).items():
+            tail += f", {json.dumps(key)}: {json.dumps(value, cls=encoder)}"
+        chunks.append(f"{tail}}}".encode())
         return chunks
 
     def clear(self) -> None:

@@ -23,7 +23,10 @@ While ``cheap_snapshots()`` is active:
   first and the snapshot last, so the rows a stored snapshot names are stored;
   on a local run directory the snapshot is hard-linked, not copied;
 - checkpoint rotation waits for stored snapshots and forces none
-  (``_raycompat/checkpoint_rotation.py``).
+  (``_raycompat/checkpoint_rotation.py``);
+- the searcher's state is saved first and goes into the snapshot itself, so a
+  restore never pairs trials with a searcher of another moment
+  (``_raycompat/searcher_snapshot.py``).
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from raysweep._raycompat import checkpoint_rotation
+from raysweep._raycompat.searcher_snapshot import KEY as SEARCHER_KEY
+from raysweep._raycompat.searcher_snapshot import save_searcher
 from raysweep._raycompat.snapshot_text import SnapshotText
 from raysweep.jsonio import write_chunks_atomic
 from raysweep.storage import OBJECT_STORES
@@ -216,17 +221,18 @@ def save_to_dir(controller: Any) -> None:
 
     global _saved_mark
     taken_at = checkpoint_rotation.mark()  # deletions asked for so far are in this snapshot
+    staging = controller._storage.experiment_driver_staging_path
+    searcher = save_searcher(controller._search_alg, staging, controller._session_str)
     chunks = _TEXT.encode(
         controller._get_trial_checkpoints(),
         controller.__getstate__(),
         {"start_time": controller._start_time},
         encoder=TuneFunctionEncoder,
+        extra={SEARCHER_KEY: searcher},
     )
-    staging = controller._storage.experiment_driver_staging_path
     path = os.path.join(staging, controller.experiment_state_file_name)
     write_chunks_atomic(path, chunks)
     _UPLOADER.replaced_atomically(path)
-    controller._search_alg.save_to_dir(staging, session_str=controller._session_str)
     controller._callbacks.save_to_dir(staging, session_str=controller._session_str)
     _saved_mark = taken_at
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from ray.tune.search import ConcurrencyLimiter, Searcher, SearchGenerator
 
+from raysweep._raycompat.searcher_snapshot import embedded_searcher
 from raysweep.config.conditions import conditions
 from raysweep.config.schema import SweepSpec, is_sampled
 from raysweep.registry import SEARCHERS, lookup
@@ -31,13 +32,16 @@ class SweepSearch(SearchGenerator):
 
     Restoring a searcher chain also restores the saved ConcurrencyLimiter's
     ``max_concurrent``; this keeps the value built from the (resumed) spec, so
-    ``sweep resume --max-concurrent N`` takes effect.
+    ``sweep resume --max-concurrent N`` takes effect. The chain is restored from
+    the state saved inside the experiment snapshot the trials come from, when it
+    holds one (``_raycompat/searcher_snapshot.py``).
     """
 
     def restore_from_dir(self, dirpath: str) -> None:
         limiter = self.searcher if isinstance(self.searcher, ConcurrencyLimiter) else None
         wanted = limiter.max_concurrent if limiter is not None else None
-        super().restore_from_dir(dirpath)
+        with embedded_searcher(dirpath) as embedded:
+            super().restore_from_dir(embedded or dirpath)
         if limiter is not None and wanted is not None:
             limiter.max_concurrent = wanted
 
