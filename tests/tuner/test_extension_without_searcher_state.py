@@ -5,6 +5,7 @@ a conditional, define-by-run space): it runs, and says its searcher started afre
 from __future__ import annotations
 
 import io
+import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from raysweep import api
+from raysweep._raycompat.searcher_snapshot import KEY
 from raysweep.rundir import RunDir
 
 
@@ -34,6 +36,10 @@ def test_an_extension_without_searcher_state_starts_its_searcher_afresh(
     assert states  # Ray saves it with every snapshot; a lost or foreign copy lacks it
     for state in states:
         state.unlink()
+    for snapshot in (run.path / "tune").glob("experiment_state-*.json"):  # and its copy there
+        data = json.loads(snapshot.read_text())
+        assert data.pop(KEY)
+        snapshot.write_text(json.dumps(data))
     out = io.StringIO()
     with caplog.at_level(logging.WARNING, logger="raysweep.tuner.continued"):
         code = api.resume_sweep(str(run.path), api.RunOptions(num_samples=3), out)

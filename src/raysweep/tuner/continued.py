@@ -4,7 +4,8 @@ Ray cannot add trials to a restored experiment, so an extension is a new
 experiment whose searcher starts where the previous one stopped:
 
 1. normally from the previous experiment's saved searcher state
-   (``searcher-state-<session>.pkl``, written by Ray with every snapshot): an
+   (``searcher-state-<session>.pkl``, written by Ray with every snapshot, and
+   kept inside the snapshot itself, ``_raycompat/searcher_snapshot.py``): an
    Optuna study or HyperOpt trials object with everything it learned and its
    RNG, or a VariantSearcher's position in its seeded sequence;
 2. when that file is missing, by replaying the previous trials: a
@@ -26,6 +27,7 @@ from typing import Any
 
 from ray.tune.search import Searcher
 
+from raysweep._raycompat.searcher_snapshot import embedded_searcher
 from raysweep.config.schema import SweepSpec, is_sampled
 from raysweep.search.indexed import INDEX_KEY
 from raysweep.search.variants import VariantSearcher
@@ -39,9 +41,11 @@ def continue_searcher(inner: Searcher, spec: SweepSpec, previous: Path, start_in
     Returns how it was done: ``"restored"``, ``"fast-forwarded"``, ``"replayed N trials"``
     or ``"started afresh (...)"``.
     """
-    if list(previous.glob(Searcher.CKPT_FILE_TMPL.format("*"))):
-        inner.restore_from_dir(str(previous))  # VariantSearcher keeps its new num_samples
-        return "restored"
+    with embedded_searcher(str(previous)) as embedded:  # saved with the last snapshot
+        saved = Path(embedded) if embedded else previous
+        if list(saved.glob(Searcher.CKPT_FILE_TMPL.format("*"))):
+            inner.restore_from_dir(str(saved))  # VariantSearcher keeps its new num_samples
+            return "restored"
     if isinstance(inner, VariantSearcher):
         inner.emitted = start_index
         return "fast-forwarded"
