@@ -1,7 +1,8 @@
 """A user trainable that imports torch inside its function is seeded and switched all the same.
 
-Two `sweep run` processes of the same sweep and seed (a fresh Ray each, 2 trials at
-a time, so two trials start a fresh worker that has not imported torch yet) must
+Two `sweep run` processes of the same sweep and seed, side by side (a fresh Ray
+each, 2 trials at a time, so two trials start a fresh worker that has not
+imported torch yet) must
 give identical metrics for every trial, and `sweep repro` must match a trial that
 started a worker. The trainable is tests/e2e/torch_inside_trainable.py.
 """
@@ -44,18 +45,19 @@ def sweeps(tmp_path: Path) -> Iterator[Sweeps]:
 
 
 def run_twice(sweeps: Sweeps, tmp_path: Path, data: dict[str, Any], *gpus: str) -> list[Path]:
-    """``sweep run`` of ``data`` in two fresh processes; the two run directories."""
+    """``sweep run`` of ``data`` in two fresh processes at once; the two run directories."""
     config = tmp_path / "sweep.json"
     config.write_text(json.dumps(data))
-    runs = []
-    for storage in ("first", "second"):
-        code, output = sweeps.run(
-            "run", "--config", str(config), "--storage", str(tmp_path / storage),
-            "--no-dashboard", *gpus,
-        )  # fmt: skip
+    storages = ("first", "second")
+    procs = [
+        sweeps.start("run", "--config", str(config), "--storage", str(tmp_path / storage),
+                     "--no-dashboard", *gpus)
+        for storage in storages
+    ]  # fmt: skip
+    for proc in procs:
+        code, output = sweeps.wait(proc)
         assert code == 0, output[-4000:]
-        runs.append(tmp_path / storage / data["name"])
-    return runs
+    return [tmp_path / storage / data["name"] for storage in storages]
 
 
 KEPT = ("loss", "step", "seeded", "deterministic", "memory_fraction")
