@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness.common import REPO, RESULTS_DIR, bench_result, log, target
+from benchmarks.harness.common import REPO, RESULTS_DIR, bench_result, load_result, log, target
 from benchmarks.harness.launch import Launch, launch_sweep, workdir
 from benchmarks.harness.regret import (
     Run,
@@ -183,9 +183,45 @@ def run(quick: bool = False, repeats: int | None = None, trials: int | None = No
         plot(problem, runs, budget, png)
         (results_dir / f"{NAME}{'.quick' if quick else ''}-{problem}-runs.json").write_text(
             json.dumps(runs), encoding="utf-8")  # fmt: skip
-    params = {"problems": list(problems), "seeds": seeds, "budget_full_evals": full,
-              "fidelity_steps_per_trial": 27, "slots": SLOTS}  # fmt: skip
-    return bench_result(TITLE, params, variants, targets, launches, tables=tables, notes=notes)
+    everything = QUICK_PROBLEMS if quick else tuple(PROBLEMS)
+    left_out = [p for p in everything if p not in problems]
+    earlier = load_result(results_dir, NAME, quick) if left_out else None
+    carried = carry_over(earlier, left_out, seeds, full, variants, targets, tables, notes)
+    missing = [p for p in left_out if p not in carried]
+    params = {"problems": [p for p in PROBLEMS if p in tables], "seeds": seeds,
+              "budget_full_evals": full, "fidelity_steps_per_trial": 27,
+              "slots": SLOTS}  # fmt: skip
+    result = bench_result(TITLE, params, variants, targets, launches, tables=tables, notes=notes)
+    if missing:
+        result["partial"] = (f"problems {missing} were not run, and no earlier result here "
+                             "with the same seeds and budget holds them")  # fmt: skip
+    return result
+
+
+def carry_over(earlier: dict[str, Any] | None, left_out: Sequence[str], seeds: list[int],
+               full: int, variants: dict[str, Any], targets: list[dict[str, Any]],
+               tables: dict[str, list[str]], notes: list[str]) -> list[str]:  # fmt: skip
+    """Keep the figures of ``left_out`` problems from ``earlier`` (this benchmark's last
+    result), when it ran them with the same seeds and budget; returns those problems.
+
+    Running a subset (``--problems``) then refreshes those problems in BENCHMARKS.md
+    and leaves the others' figures, each target with the date it was taken.
+    """
+    params = (earlier or {}).get("params", {})
+    if params.get("seeds") != seeds or params.get("budget_full_evals") != full:
+        return []
+    kept = [p for p in left_out if p in (earlier or {}).get("tables", {})]
+    for problem in kept:
+        assert earlier is not None
+        tables[problem] = earlier["tables"][problem]
+        variants.update({k: v for k, v in earlier["variants"].items()
+                         if k.startswith(f"{problem} · ")})  # fmt: skip
+        targets += [{"taken": earlier.get("date"), **t} for t in earlier["targets"]
+                    if t["name"].startswith(f"{problem}: ")]  # fmt: skip
+        notes += [n for n in earlier.get("notes", []) if n.startswith(f"{problem} ")]
+        notes.append(f"{problem}: figures of {earlier.get('date')} ({earlier.get('command')}), "
+                     "not run again")  # fmt: skip
+    return kept
 
 
 def _cache_path(where: Path, problem: str, name: str, seed: int, full: int) -> Path:
@@ -222,7 +258,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from benchmarks.harness.cli import parser, run_and_report
 
     p = parser(__doc__.splitlines()[0])
-    p.add_argument("--problems", default=None, help=f"comma-separated subset of {sorted(PROBLEMS)}")
+    p.add_argument("--problems", default=None,
+                   help=f"comma-separated subset of {sorted(PROBLEMS)}; the others keep the "
+                   "figures of this benchmark's last result (same seeds and budget), or "
+                   "BENCHMARKS.md is left alone")  # fmt: skip
     p.add_argument("--recipes", default=None, help=f"comma-separated subset of {list(RECIPES)}")
     p.add_argument("--peers", default=None, help=f"comma-separated subset of {list(PEERS)}")
     p.add_argument("--reuse", action="store_true", help="reuse runs recorded by earlier calls")

@@ -84,7 +84,9 @@ def run_and_report(
         trials=args.trials,
         extra_args=extra_args,
     )
-    if not args.quick and not args.no_md:
+    if result.get("partial") and not args.quick and not args.no_md:
+        log(f"{name}: BENCHMARKS.md left as it is: {result['partial']}")
+    elif not args.quick and not args.no_md:
         refresh_markdown(args.markdown, args.results_dir, [result])
     from benchmarks.harness.markdown import render_summary
 

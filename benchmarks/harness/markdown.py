@@ -190,7 +190,7 @@ def render_targets(results: list[dict[str, Any]]) -> str:
             met = {True: "yes", False: "**no**", None: "not measured"}[t["met"]]
             lines.append(
                 f"| {title} | {t['name']} | {value} | {t['op']} {t['bound']:g}{t['unit']} "
-                f"| {met} | {result.get('date')} |"
+                f"| {met} | {t.get('taken') or result.get('date')} |"
             )
     lines.append("<!-- bench:targets:end -->")
     return "\n".join(lines)

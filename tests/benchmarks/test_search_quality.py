@@ -77,3 +77,54 @@ def test_quick_variant_writes_tables_curves_and_targets(tmp_path: Path) -> None:
     assert row["regret_100pct"]["median"] is not None
     assert data["tables"]["mfh3"][0].startswith("| optimizer |")
     assert (tmp_path / "search_quality.quick-mfh3.png").stat().st_size > 1000
+
+
+def earlier_result() -> dict[str, object]:
+    """A recorded result of two problems, 2 seeds, 20 evaluations' budget."""
+    return {
+        "date": "2026-11-26T10:00:00Z",
+        "command": "python -m benchmarks.search_quality",
+        "params": {"problems": ["mfh3", "mfh6"], "seeds": [1, 2], "budget_full_evals": 20},
+        "tables": {"mfh3": ["| a |"], "mfh6": ["| b |"]},
+        "variants": {"mfh3 · raysweep: tpe": {"x": 1}, "mfh6 · raysweep: tpe": {"x": 2}},
+        "targets": [{"name": "mfh3: t", "met": True}, {"name": "mfh6: t", "met": False}],
+        "notes": ["mfh6 peer: dehb seed 1: not run (x)"],
+    }
+
+
+def test_a_subset_run_keeps_the_other_problems_figures_with_their_date() -> None:
+    from benchmarks.search_quality import carry_over
+
+    variants: dict[str, object] = {"mfh3 · raysweep: tpe": {"x": 3}}
+    targets: list[dict[str, object]] = [{"name": "mfh3: t", "met": False}]
+    tables, notes = {"mfh3": ["| new |"]}, []
+    kept = carry_over(earlier_result(), ["mfh6"], [1, 2], 20, variants, targets, tables, notes)
+    assert kept == ["mfh6"]
+    assert tables == {"mfh3": ["| new |"], "mfh6": ["| b |"]}
+    assert variants == {"mfh3 · raysweep: tpe": {"x": 3}, "mfh6 · raysweep: tpe": {"x": 2}}
+    assert targets[1] == {"name": "mfh6: t", "met": False, "taken": "2026-11-26T10:00:00Z"}
+    assert notes[0] == "mfh6 peer: dehb seed 1: not run (x)"
+    assert "mfh6: figures of 2026-11-26T10:00:00Z" in notes[1]
+    # other seeds or another budget: nothing is carried over
+    assert carry_over(earlier_result(), ["mfh6"], [1], 20, {}, [], {}, []) == []
+    assert carry_over(earlier_result(), ["mfh6"], [1, 2], 10, {}, [], {}, []) == []
+    assert carry_over(None, ["mfh6"], [1, 2], 20, {}, [], {}, []) == []
+
+
+def test_a_subset_run_with_nothing_to_fill_the_rest_leaves_benchmarks_md_alone(
+    tmp_path: Path,
+) -> None:
+    from benchmarks.harness.cli import parser, run_and_report
+
+    markdown = tmp_path / "BENCHMARKS.md"
+    markdown.write_text("# raysweep benchmarks\n\nby hand\n")
+
+    def run(partial: bool, **_: object) -> dict[str, object]:
+        result = {"title": "T", "params": {}, "variants": {}, "targets": [], "runs": []}
+        return {**result, "partial": "problems ['mfh6'] were not run"} if partial else result
+
+    args = parser("t").parse_args(["--results-dir", str(tmp_path), "--markdown", str(markdown)])
+    run_and_report("search_quality", lambda **kw: run(True, **kw), args)
+    assert markdown.read_text() == "# raysweep benchmarks\n\nby hand\n"
+    run_and_report("search_quality", lambda **kw: run(False, **kw), args)
+    assert "<!-- bench:targets:start -->" in markdown.read_text()
