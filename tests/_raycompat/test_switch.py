@@ -8,6 +8,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 import pytest
+from ray.air._internal import usage
 from ray.tune.execution.class_cache import _ActorClassCache
 from ray.tune.execution.tune_controller import TuneController
 from ray.tune.registry import _global_registry
@@ -18,6 +19,7 @@ from raysweep._raycompat.entry_encoder import EntryEncoder
 from raysweep._raycompat.registry_cache import memoized_registry
 from raysweep._raycompat.result_buffer import buffer_env
 from raysweep._raycompat.switch import PATCHES_ENV, PERF_PATCHES, perf_patches_on
+from raysweep._raycompat.usage_tags import untagged_callbacks
 from raysweep.errors import ConfigError
 
 
@@ -27,6 +29,7 @@ def _ray_code() -> tuple[Any, ...]:
         vars(_global_registry).get("get"),  # an instance attribute only while memoized
         _ActorClassCache.get,
         TuneController._maybe_reuse_cached_actor,
+        usage.tag_callbacks,
     )
 
 
@@ -34,6 +37,7 @@ PATCHES: dict[str, Callable[[], AbstractContextManager[Any]]] = {
     "registry_cache": memoized_registry,
     "actor_env": actor_env.plain_trial_actors,
     "actor_reuse": keep_starting_actors,
+    "usage_tags": untagged_callbacks,
 }
 
 
@@ -41,6 +45,7 @@ PATCHES: dict[str, Callable[[], AbstractContextManager[Any]]] = {
 def test_a_context_patch_applies_when_on_and_not_when_off(
     name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")  # as raysweep runs Ray
     before = _ray_code()
     monkeypatch.setenv(PATCHES_ENV, "on")
     with PATCHES[name]():

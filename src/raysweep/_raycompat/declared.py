@@ -169,7 +169,7 @@ def _trial_io() -> list[Target]:
 
 
 def _actors_and_results() -> list[Target]:
-    """actor_env.py, actor_reuse.py, result_buffer.py, registry_cache.py."""
+    """actor_env.py, actor_reuse.py, result_buffer.py, registry_cache.py, usage_tags.py."""
     cache = "ray.tune.execution.class_cache"
     registry = "ray.tune.registry"
     return [
@@ -220,6 +220,10 @@ def _actors_and_results() -> list[Target]:
             ("self", "buffer_time_s", "max_buffer_length"),
             "result_buffer",
         ),
+        Target(
+            "ray.air._internal.usage", "tag_callbacks", "callable", ("callbacks",), "usage_tags"
+        ),
+        Target("ray._common.usage.usage_lib", "usage_stats_enabled", "callable", (), "usage_tags"),
         Target(registry, "_global_registry", "value", (), "registry_cache"),
         *[
             Target(registry, f"_Registry.{name}", "callable", params, "registry_cache")

@@ -1,8 +1,8 @@
 """One switch that turns raysweep's performance-only Ray patches off.
 
-Five patches change how fast Ray Tune runs, not what it computes
+Six patches change how fast Ray Tune runs, not what it computes
 (``registry_cache``, ``actor_env``, ``actor_reuse``, ``result_buffer``,
-``entry_encoder``). When a new Ray misbehaves, ``RAYSWEEP_RAY_PATCHES=off``
+``entry_encoder``, ``usage_tags``). When a new Ray misbehaves, ``RAYSWEEP_RAY_PATCHES=off``
 runs the sweep on Ray Tune's own behaviour for all of them, so the upgrade can
 be debugged without raysweep's speed-ups in the way; their targets are then
 not required at start-up either. The patches that keep resume exactly-once
@@ -17,7 +17,14 @@ import os
 from raysweep.errors import ConfigError
 
 PATCHES_ENV = "RAYSWEEP_RAY_PATCHES"
-PERF_PATCHES = ("registry_cache", "actor_env", "actor_reuse", "result_buffer", "entry_encoder")
+PERF_PATCHES = (
+    "registry_cache",
+    "actor_env",
+    "actor_reuse",
+    "result_buffer",
+    "entry_encoder",
+    "usage_tags",
+)
 _ON, _OFF = ("", "on"), ("off",)
 
 

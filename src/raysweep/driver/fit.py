@@ -15,6 +15,7 @@ from raysweep._raycompat.registry_cache import memoized_registry
 from raysweep._raycompat.snapshots import cheap_snapshots
 from raysweep._raycompat.trial_rows import TrialRowsLogger
 from raysweep._raycompat.tuner_access import grid_trials, replace_restored_configs
+from raysweep._raycompat.usage_tags import untagged_callbacks
 from raysweep.config.schema import SweepSpec
 from raysweep.schedulers.restore import REBUILT, RecordedTrial, RestoringScheduler
 from raysweep.tuner.build import TIME_ATTR, BuildOptions, build_tuner_parts
@@ -46,9 +47,9 @@ def run_tuner(
 
     Ray Tune runs with raysweep's savings in its controller: trainable lookups
     memoized, trial actors started as plain workers on a local Ray, a starting
-    actor never killed for a cached one, snapshots that cost what changed, and a
-    trial whose node died retried without using up ``max_failures``
-    (``raysweep._raycompat``).
+    actor never killed for a cached one, snapshots that cost what changed, a
+    trial whose node died retried without using up ``max_failures``, and no usage
+    tag computed while usage stats are off (``raysweep._raycompat``).
     """
     from ray import tune
 
@@ -89,5 +90,6 @@ def run_tuner(
         keep_starting_actors(),
         cheap_snapshots(),
         retry_lost_nodes(),  # a trial whose node died continues elsewhere
+        untagged_callbacks(),  # no MLflow import for a usage tag never sent
     ):
         return grid_trials(tuner.fit())
