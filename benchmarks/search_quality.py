@@ -60,6 +60,7 @@ PEERS = (
     "smac-mf",
     "syne-asha",
     "syne-bohb",
+    "syne-asha-bore",
 )
 PEERS_PYTHON_ENV = "RAYSWEEP_PEERS_PYTHON"
 SEEDS = 10
@@ -195,7 +196,18 @@ def run(quick: bool = False, repeats: int | None = None, trials: int | None = No
     if missing:
         result["partial"] = (f"problems {missing} were not run, and no earlier result here "
                              "with the same seeds and budget holds them")  # fmt: skip
+    fewer = left_out_optimizers(recipes, peers, quick)
+    if fewer:
+        result["partial"] = (f"{fewer} were left out (rerun them all with --reuse: recorded "
+                             "runs are not run again)")  # fmt: skip
     return result
+
+
+def left_out_optimizers(recipes: Sequence[str], peers: Sequence[str], quick: bool) -> list[str]:
+    """The recipes and peers a run of ``quick`` or full size has by default and left out."""
+    defaults = (QUICK_RECIPES, QUICK_PEERS) if quick else (tuple(RECIPES), PEERS)
+    return [x for chosen, every in zip((recipes, peers), defaults, strict=True)
+            for x in every if x not in chosen]  # fmt: skip
 
 
 def carry_over(earlier: dict[str, Any] | None, left_out: Sequence[str], seeds: list[int],
@@ -262,8 +274,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help=f"comma-separated subset of {sorted(PROBLEMS)}; the others keep the "
                    "figures of this benchmark's last result (same seeds and budget), or "
                    "BENCHMARKS.md is left alone")  # fmt: skip
-    p.add_argument("--recipes", default=None, help=f"comma-separated subset of {list(RECIPES)}")
-    p.add_argument("--peers", default=None, help=f"comma-separated subset of {list(PEERS)}")
+    p.add_argument("--recipes", default=None,
+                   help=f"comma-separated subset of {list(RECIPES)}; with any left out, "
+                   "BENCHMARKS.md is left alone (add one to the figures: run them all "
+                   "with --reuse)")  # fmt: skip
+    p.add_argument("--peers", default=None,
+                   help=f"comma-separated subset of {list(PEERS)}; as --recipes")  # fmt: skip
     p.add_argument("--reuse", action="store_true", help="reuse runs recorded by earlier calls")
     args = p.parse_args(argv)
     chosen = {k: [x for x in (getattr(args, k) or "").split(",") if x]

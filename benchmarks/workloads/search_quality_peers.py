@@ -205,13 +205,17 @@ def smac_run(record: Record, seed: int, workers: int) -> None:
 
 
 def syne_run(record: Record, seed: int, workers: int, kind: str) -> None:
-    """Syne Tune's ASHA (random search) or BOHB (KDE), stopping trials at rungs."""
+    """Syne Tune's ASHA with its searcher at each rung: random (``asha``), KDE (``bohb``)
+    or BORE's classifier (``asha-bore``).
+
+    Syne Tune 0.16 has no MOBSTER or Hyper-Tune any more; its other model-based
+    multi-fidelity searcher, ASHA-CQR, imports ``huggingface_hub`` (not installed)."""
     from datetime import datetime
 
     import numpy as np
     from syne_tune.backend.trial_status import Trial
     from syne_tune.config_space import lograndint, loguniform, randint, uniform
-    from syne_tune.optimizer.baselines import ASHA, BOHB
+    from syne_tune.optimizer.baselines import ASHA, ASHABORE, BOHB
     from syne_tune.optimizer.scheduler import SchedulerDecision
 
     np.random.seed(seed)  # ASHA draws each trial's bracket from numpy's global generator
@@ -220,7 +224,8 @@ def syne_run(record: Record, seed: int, workers: int, kind: str) -> None:
                (True, True): lograndint}  # fmt: skip
     space = {p.name: domains[p.log, p.integer](p.cast(p.low), p.cast(p.high))
              for p in record.problem.params}  # fmt: skip
-    scheduler = {"asha": ASHA, "bohb": BOHB}[kind](
+    kinds = {"asha": ASHA, "bohb": BOHB, "asha-bore": ASHABORE}
+    scheduler = kinds[kind](
         space, metric="value", time_attr="epoch", max_t=z_max, do_minimize=True,
         random_seed=seed, grace_period=1, reduction_factor=3,
     )  # fmt: skip
@@ -254,6 +259,7 @@ OPTIMIZERS: dict[str, Callable[[Record, int, int], None]] = {
     "smac-mf": smac_run,
     "syne-asha": lambda r, s, w: syne_run(r, s, w, "asha"),
     "syne-bohb": lambda r, s, w: syne_run(r, s, w, "bohb"),
+    "syne-asha-bore": lambda r, s, w: syne_run(r, s, w, "asha-bore"),
 }
 
 

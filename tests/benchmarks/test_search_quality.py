@@ -128,3 +128,12 @@ def test_a_subset_run_with_nothing_to_fill_the_rest_leaves_benchmarks_md_alone(
     assert markdown.read_text() == "# raysweep benchmarks\n\nby hand\n"
     run_and_report("search_quality", lambda **kw: run(False, **kw), args)
     assert "<!-- bench:targets:start -->" in markdown.read_text()
+
+
+def test_recipes_or_peers_left_out_are_named_so_benchmarks_md_is_left_alone() -> None:
+    from benchmarks.search_quality import PEERS, left_out_optimizers
+
+    assert left_out_optimizers(tuple(RECIPES), PEERS, quick=False) == []
+    assert left_out_optimizers(tuple(RECIPES), PEERS[1:], quick=False) == [PEERS[0]]
+    assert left_out_optimizers(["tpe"], ["optuna-tpe"], quick=True) == []
+    assert "random" in left_out_optimizers(["tpe"], PEERS, quick=False)
