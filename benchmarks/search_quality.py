@@ -193,13 +193,16 @@ def run(quick: bool = False, repeats: int | None = None, trials: int | None = No
               "budget_full_evals": full, "fidelity_steps_per_trial": 27,
               "slots": SLOTS}  # fmt: skip
     result = bench_result(TITLE, params, variants, targets, launches, tables=tables, notes=notes)
+    partial = []
     if missing:
-        result["partial"] = (f"problems {missing} were not run, and no earlier result here "
-                             "with the same seeds and budget holds them")  # fmt: skip
+        partial.append(f"problems {missing} were not run, and no earlier result here with "
+                       "the same seeds and budget holds them")  # fmt: skip
     fewer = left_out_optimizers(recipes, peers, quick)
     if fewer:
-        result["partial"] = (f"{fewer} were left out (rerun them all with --reuse: recorded "
-                             "runs are not run again)")  # fmt: skip
+        partial.append(f"{fewer} were left out (rerun them all with --reuse: recorded runs "
+                       "are not run again)")  # fmt: skip
+    if partial:
+        result["partial"] = "; ".join(partial)
     return result
 
 
@@ -219,12 +222,13 @@ def carry_over(earlier: dict[str, Any] | None, left_out: Sequence[str], seeds: l
     Running a subset (``--problems``) then refreshes those problems in BENCHMARKS.md
     and leaves the others' figures, each target with the date it was taken.
     """
-    params = (earlier or {}).get("params", {})
+    if earlier is None:
+        return []
+    params = earlier.get("params", {})
     if params.get("seeds") != seeds or params.get("budget_full_evals") != full:
         return []
-    kept = [p for p in left_out if p in (earlier or {}).get("tables", {})]
+    kept = [p for p in left_out if p in earlier.get("tables", {})]
     for problem in kept:
-        assert earlier is not None
         tables[problem] = earlier["tables"][problem]
         variants.update({k: v for k, v in earlier["variants"].items()
                          if k.startswith(f"{problem} · ")})  # fmt: skip
