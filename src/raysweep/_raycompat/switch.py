@@ -5,9 +5,9 @@ Six patches change how fast Ray Tune runs, not what it computes
 ``entry_encoder``, ``usage_tags``). When a new Ray misbehaves,
 ``RAYSWEEP_RAY_PATCHES=off`` runs the sweep on Ray Tune's own behaviour for all
 of them, so the upgrade can be debugged without raysweep's speed-ups in the
-way; their targets are then not required at start-up either. The patches that keep resume exactly-once
-(snapshots, rotation, repair, trial rows) and signals stay on: without them a
-run is not what raysweep promises. docs/ray-compat.md lists them.
+way; their targets are then not required at start-up either. The patches that
+keep resume exactly-once (snapshots, rotation, repair, trial rows) and signals
+stay on: without them a run is not what raysweep promises. docs/ray-compat.md lists them.
 """
 
 from __future__ import annotations
