@@ -55,5 +55,6 @@ def fit(config: dict[str, Any]) -> None:
             "deterministic": float(torch.are_deterministic_algorithms_enabled()),
         }
         if device.type == "cuda" and hasattr(torch.cuda, "get_per_process_memory_fraction"):
-            metrics["memory_fraction"] = torch.cuda.get_per_process_memory_fraction(device)
+            fraction = torch.cuda.get_per_process_memory_fraction(torch.cuda.current_device())
+            metrics["memory_fraction"] = fraction  # an index: "cuda" alone is refused
         tune.report(metrics)
