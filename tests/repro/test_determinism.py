@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -55,3 +57,21 @@ def test_set_deterministic_on_and_off(torch_state: None) -> None:
 def test_bad_thread_count(torch_state: None) -> None:
     with pytest.raises(ValueError, match="threads must be >= 1"):
         set_deterministic(True, threads=0)
+
+
+def test_switching_off_a_torch_already_off_imports_no_compiler() -> None:
+    """A fresh worker's non-deterministic trial does not pay for torch._inductor (~1.5 s)."""
+    code = (
+        "import sys, torch\n"
+        "from raysweep.repro.determinism import set_deterministic\n"
+        "set_deterministic(False, threads=1)\n"
+        "assert 'torch._inductor' not in sys.modules, 'imported for nothing'\n"
+        "set_deterministic(True)\n"
+        "assert torch.are_deterministic_algorithms_enabled()\n"
+        "import torch._inductor.config as c\n"
+        "assert c.deterministic\n"
+        "set_deterministic(False)\n"
+        "assert not torch.are_deterministic_algorithms_enabled() and not c.deterministic\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]

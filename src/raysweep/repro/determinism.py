@@ -45,7 +45,11 @@ def switch_torch(torch: ModuleType, enabled: bool, threads: int | None = None) -
     """torch's deterministic algorithms, cuDNN flags and (when given) intra-op threads."""
     if threads is not None and threads < 1:
         raise ValueError(f"threads must be >= 1 (got {threads})")
-    torch.use_deterministic_algorithms(enabled, warn_only=False)
+    if (
+        torch.are_deterministic_algorithms_enabled() != enabled
+        or torch.is_deterministic_algorithms_warn_only_enabled()
+    ):  # the call imports torch._inductor (about 1.5 s in a fresh process): only to change
+        torch.use_deterministic_algorithms(enabled, warn_only=False)
     torch.backends.cudnn.deterministic = enabled
     if enabled:
         torch.backends.cudnn.benchmark = False
