@@ -7,14 +7,17 @@ fractions below 1 with NVIDIA MPS (``resources.gpu_sharing: "mps"``) where the
 host has it. The built-in ``torch_mlp`` on ``digits`` is kept (1 and 0.125 GPU;
 MPS at 0.125) to compare with earlier figures.
 
-Each variant is one ``sweep run`` of random configurations stopped by a time
-budget (``stop.time_budget_s``), so the whole benchmark has a known length:
-about 4 minutes on an H100 with ``--repeats 1`` (10 launches of a 16 s budget
-and ~8 s of start and stop each). Per
-variant: steady trials per hour (trial ends after the first, over the time
-between the first and the last end), GPU utilisation from raysweep's own monitor
-(``resource_usage.json``), peak GPU memory and that peak per trial sharing the
-card, and the time from the fit's start to the first trial's start and end.
+Each variant is one ``sweep run`` of random configurations on GPU 0 stopped by a
+time budget (``stop.time_budget_s``), so the whole benchmark has a known length:
+35 s per variant with ``--quick`` (the CNN-LSTM variants only: about 6 minutes on an
+H100) or ``--repeats 1`` (all 10 variants: about 9 minutes), 90 s otherwise. Per
+variant: steady trials per hour (the trials completed after the first ``slots``
+completions, over the time from that one to the last, where ``slots`` is how many
+trials share the card: by then every worker has had its cold start; trials the
+budget stopped do not count), GPU utilisation from raysweep's own monitor
+(``resource_usage.json``) over that same window, peak GPU memory and that peak per
+trial sharing the card, and the time from the fit's start to the first trial's start
+and end.
 Targets (issue #37), ratios within one run on one GPU: the best packing of the
 CNN-LSTM at least 5x the steady trials per hour of one trial per GPU, at least
 85% GPU utilisation at that packing, MPS at least 1.3x time-slicing at 0.125.
@@ -32,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness.common import gpu_names, log, ratio, summarize, target
-from benchmarks.harness.launch import Launch, launch_sweep, trial_events, workdir
+from benchmarks.harness.launch import Launch, launch_sweep, workdir
 
 NAME = "gpu"
 TITLE = "GPU packing and sharing (CNN-LSTM trading, torch_mlp)"
@@ -40,6 +43,7 @@ FRACTIONS = (1.0, 0.5, 0.25, 0.125)
 MLP_FRACTIONS = (1.0, 0.125)
 PHASES = ("to_first_trial_start_s", "to_first_trial_end_s")
 NUM_SAMPLES = 2000  # more than any budget finishes: the time budget ends each variant
+BUDGET_S = {"short": 35.0, "long": 90.0}  # --quick or one repeat / otherwise
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,11 @@ def variants(with_mps: bool, quick: bool = False) -> list[Variant]:
     if with_mps:
         out.append(Variant("torch_mlp", 0.125, "mps"))
     return out
+
+
+def slots(fraction: float) -> int:
+    """How many trials at ``fraction`` share one GPU."""
+    return max(1, math.floor(1 / fraction + 1e-9))
 
 
 def cnn_lstm_config(variant: Variant, budget_s: float) -> dict[str, Any]:
@@ -135,42 +144,84 @@ def _run_name(variant: Variant) -> str:
     return f"{NAME}-{variant.workload}-{variant.fraction:g}-{variant.sharing}"
 
 
-def steady_trials_per_hour(run_dir: Path) -> tuple[float | None, int]:
-    """Trials ended after the first one, per hour of the span from the first to the last end.
+def completion_times(run_dir: Path) -> list[float]:
+    """End times of the trials that ran to their end (completed or errored), in order.
 
-    Errored trials count: they free their share of the GPU as a finished one does.
+    Errored trials count: they free their share of the GPU as a completed one does.
+    Trials the time budget stopped do not: trials.jsonl records them as ended too,
+    so their status is read from results.json.
     """
-    events = trial_events(run_dir / "trials.jsonl")
-    ended, first, last = int(events["finished"]), events["first_end_t"], events["last_end_t"]
-    if ended < 3 or first is None or last is None or last <= first:
-        return None, ended
-    return 3600.0 * (ended - 1) / (last - first), ended
+    path, results = run_dir / "trials.jsonl", run_dir / "results.json"
+    if not path.is_file() or not results.is_file():
+        return []
+    trials = json.loads(results.read_text(encoding="utf-8")).get("trials", [])
+    ran_out = {t["trial_id"] for t in trials if t.get("status") in ("completed", "errored")}
+    times = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if event.get("event") in ("ended", "errored") and event.get("trial_id") in ran_out:
+            times.append(float(event["t"]))
+    return sorted(times)
 
 
-def gpu_usage(run_dir: Path) -> tuple[float | None, float | None]:
-    """(mean utilisation %, peak memory MiB) of the sweep's GPU from resource_usage.json."""
+def steady_trials_per_hour(
+    run_dir: Path, slot_count: int
+) -> tuple[float | None, int, tuple[float, float] | None]:
+    """(trials per hour after the first ``slot_count`` completions, completions, that window).
+
+    By the ``slot_count``-th completion every worker has had its cold start (torch's
+    import, the CUDA context); the rate is over the time from it to the last
+    completion. None with fewer than ``slot_count + 2`` completions.
+    """
+    times = completion_times(run_dir)
+    if len(times) < slot_count + 2 or times[-1] <= times[slot_count - 1]:
+        return None, len(times), None
+    window = (times[slot_count - 1], times[-1])
+    return 3600.0 * (len(times) - slot_count) / (window[1] - window[0]), len(times), window
+
+
+def gpu_usage(
+    run_dir: Path, window: tuple[float, float] | None
+) -> tuple[float | None, float | None]:
+    """(mean utilisation % in ``window``, peak memory MiB) of GPU 0 from resource_usage.json.
+
+    The mean is over the monitor's samples taken in the window (weighted by the raw
+    samples each one merges); None without a window or a sample in it.
+    """
     path = run_dir / "resource_usage.json"
     if not path.is_file():
         return None, None
-    gpus = json.loads(path.read_text(encoding="utf-8")).get("summary", {}).get("gpus") or []
-    if not gpus:
-        return None, None
-    return gpus[0].get("util_pct_mean"), gpus[0].get("mem_used_mb_peak")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    gpus = data.get("summary", {}).get("gpus") or []
+    peak = gpus[0].get("mem_used_mb_peak") if gpus else None
+    if window is None:
+        return None, peak
+    total = weight = 0.0
+    for sample in data.get("samples", []):
+        readings = sample.get("gpus") or []
+        util = readings[0].get("util_pct") if readings else None
+        if util is not None and window[0] <= float(sample.get("t", -1)) <= window[1]:
+            n = float(sample.get("n", 1))
+            total, weight = total + util * n, weight + n
+    return (total / weight if weight else None), peak
 
 
 def measure(variant: Variant, budget_s: float) -> tuple[Launch, dict[str, float | None]]:
     """One launch of ``variant`` on GPU 0 and its figures."""
     make = cnn_lstm_config if variant.workload == "cnn_lstm" else mlp_config
+    sharing = slots(variant.fraction)
     with workdir(NAME) as tmp:
-        launch = launch_sweep(variant.name, make(variant, budget_s), tmp, args=["--gpus", "0"],
-                              timeout=budget_s + 240)  # fmt: skip
+        launch = launch_sweep(variant.name, make(variant, budget_s), tmp,
+                              args=["--gpus", "0"], timeout=budget_s + 240)  # fmt: skip
         run_dir = Path(launch.run_dir or "")
-        per_hour, ended = steady_trials_per_hour(run_dir)
-        util, mem = gpu_usage(run_dir)
-    sharing = max(1, math.floor(1 / variant.fraction + 1e-9))
+        per_hour, completed, window = steady_trials_per_hour(run_dir, sharing)
+        util, mem = gpu_usage(run_dir, window)
     figures = {
         "steady_trials_per_hour": per_hour if launch.returncode == 0 else None,
-        "trials_ended": float(ended),
+        "trials_completed": float(completed),
         "gpu_util_mean": util,
         "gpu_mem_peak_mb": mem,
         "gpu_mem_peak_per_trial_mb": None if mem is None else mem / sharing,
@@ -184,15 +235,15 @@ def run(
 ) -> dict[str, Any]:
     """Every variant, interleaved repeat by repeat; skipped with a note without an NVIDIA GPU.
 
-    ``trials`` is unused (each variant runs for a time budget): 12 s with ``--quick``
-    (the CNN-LSTM variants only: about 2.5 minutes on an H100), 16 s with one
-    repeat, 40 s otherwise.
+    ``trials`` is unused (each variant runs for a time budget): 35 s with ``--quick``
+    (the CNN-LSTM variants only: about 6 minutes on an H100) or one repeat (about 9
+    minutes), 90 s otherwise.
     """
     from raysweep.gpu.mps import mps_status
 
     gpus = gpu_names()
     reps = repeats or (1 if quick else 3)
-    budget = 12.0 if quick else 16.0 if reps == 1 else 40.0
+    budget = BUDGET_S["short"] if quick or reps == 1 else BUDGET_S["long"]
     mps = mps_status([0]) if gpus else None
     params: dict[str, Any] = {
         "gpus": gpus,
@@ -231,8 +282,25 @@ def run(
         "figures": figures,
         "targets": targets,
         "runs": {k: [x.to_json() for x, _ in v] for k, v in runs.items()},
-        "notes": [] if mps and mps.available else [f"MPS variants not run: {params['mps']}"],
+        "notes": _notes(
+            plan, table, budget, params["mps"] if not (mps and mps.available) else None
+        ),
     }
+
+
+def _notes(
+    plan: list[Variant], table: dict[str, Any], budget: float, no_mps: str | None
+) -> list[str]:
+    """What the figures cannot say: variants without a steady rate, MPS not run."""
+    notes = [f"MPS variants not run: {no_mps}"] if no_mps else []
+    for variant in plan:
+        if _median(table, variant.name, "steady_trials_per_hour") is None:
+            done = _median(table, variant.name, "trials_completed")
+            notes.append(
+                f"{variant.name}: no steady rate ({done and int(done)} trials completed, "
+                f"{slots(variant.fraction) + 2} needed, in a {budget:g} s budget)"
+            )
+    return notes
 
 
 def _median(table: dict[str, Any], variant: str, key: str) -> float | None:

@@ -34,15 +34,44 @@ def test_the_plan_has_every_fraction_with_and_without_mps() -> None:
     assert {v.workload for v in quick} == {"cnn_lstm"} and len(quick) == 7
 
 
-def test_steady_rate_counts_ends_after_the_first(tmp_path: Path) -> None:
-    events = [{"event": "start", "t": 0.0}] + [{"event": "ended", "t": t} for t in (10, 12, 14)]
-    (tmp_path / "trials.jsonl").write_text("\n".join(json.dumps(e) for e in events))
-    assert gpu.steady_trials_per_hour(tmp_path) == (3600.0 * 2 / 4, 3)
-    events.append({"event": "errored", "t": 30.0})  # a failed trial frees its share too
-    (tmp_path / "trials.jsonl").write_text("\n".join(json.dumps(e) for e in events))
-    assert gpu.steady_trials_per_hour(tmp_path) == (3600.0 * 3 / 20, 4)
-    (tmp_path / "trials.jsonl").write_text(json.dumps({"event": "ended", "t": 1.0}))
-    assert gpu.steady_trials_per_hour(tmp_path) == (None, 1)
+def write_run(run_dir: Path, ends: list[tuple[str, float, str]]) -> None:
+    """trials.jsonl and results.json of trials (id, end time, status)."""
+    events = [{"event": "start", "trial_id": i, "t": 0.0} for i, _, _ in ends]
+    events += [{"event": "errored" if status == "errored" else "ended", "trial_id": i, "t": t}
+               for i, t, status in ends]  # fmt: skip
+    (run_dir / "trials.jsonl").write_text("\n".join(json.dumps(e) for e in events))
+    trials = [{"trial_id": i, "status": status} for i, _, status in ends]
+    (run_dir / "results.json").write_text(json.dumps({"trials": trials}))
+
+
+def test_steady_rate_starts_once_every_slot_completed_a_trial(tmp_path: Path) -> None:
+    """Two slots: the rate runs from the 2nd completion; trials the cap stopped do not count."""
+    write_run(tmp_path, [("a", 10, "completed"), ("b", 12, "completed"), ("c", 14, "completed"),
+                         ("d", 15, "errored"), ("e", 20, "completed"),
+                         ("f", 40, "stopped"), ("g", 40, "stopped")])  # fmt: skip
+    rate, completed, window = gpu.steady_trials_per_hour(tmp_path, 2)
+    assert (completed, window) == (5, (12, 20))
+    assert rate == 3600.0 * 3 / 8  # c, d (errored: it frees its share too) and e in 8 s
+
+
+def test_no_steady_rate_before_two_trials_past_the_slots(tmp_path: Path) -> None:
+    """One wave (every trial ending at the cap, as a too-short budget does) gives no rate."""
+    write_run(tmp_path, [(f"t{i}", 12.5, "stopped") for i in range(8)])
+    assert gpu.steady_trials_per_hour(tmp_path, 8) == (None, 0, None)
+    write_run(tmp_path, [("a", 10, "completed"), ("b", 11, "completed"), ("c", 12, "completed")])
+    assert gpu.steady_trials_per_hour(tmp_path, 2) == (None, 3, None)  # 4 needed
+    assert gpu.steady_trials_per_hour(tmp_path, 1)[0] == 3600.0 * 2 / 2
+
+
+def test_gpu_utilisation_is_the_mean_in_the_steady_window(tmp_path: Path) -> None:
+    samples = [
+        {"t": t, "gpus": [{"util_pct": u}]} for t, u in ((1, 0), (12, 80), (16, 90), (30, 5))
+    ]
+    samples.append({"t": 18, "n": 2, "gpus": [{"util_pct": 100}]})  # two raw samples merged
+    usage = {"summary": {"gpus": [{"mem_used_mb_peak": 3000.0}]}, "samples": samples}
+    (tmp_path / "resource_usage.json").write_text(json.dumps(usage))
+    assert gpu.gpu_usage(tmp_path, (12, 20)) == ((80 + 90 + 2 * 100) / 4, 3000.0)
+    assert gpu.gpu_usage(tmp_path, None) == (None, 3000.0)
 
 
 def test_targets_are_ratios_within_one_run() -> None:
