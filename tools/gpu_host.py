@@ -23,8 +23,9 @@ checked out and the bundle folders copied into one folder (or their files):
 (standard library only) rebuilds and verifies the wheels, installs them into a
 new virtual environment that sees the host's own packages, torch included, and
 runs ``pytest -m gpu`` and ``python -m benchmarks.gpu`` (``--only tests|bench``
-for one of them; a second call reuses the environment), writing the logs, the
-JUnit XML and the benchmark's JSON to OUT.
+for one of them; a second call reuses the environment; ``--workers N`` runs the
+tests in N pytest-xdist processes, the MPS ones alone after them), writing the
+logs, the JUnit XML and the benchmark's JSON to OUT.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ PLATFORMS = ("manylinux_2_28", "manylinux_2_27", "manylinux_2_17", "manylinux201
 NEVER = re.compile(r"^(torch|triton|nvidia-(?!ml-py$).*|raysweep)$")
 # Ray's ``default`` extra is the dashboard's; the checks run without it.
 SKIPPED_EXTRAS = frozenset({"default"})
+# Start and stop MPS daemons and fill the card's memory: run alone, after the others.
+MPS_TESTS = "tests/e2e/test_mps_gpu.py"
 
 
 def normalize(name: str) -> str:
@@ -229,6 +232,29 @@ def make_env(venv: Path, wheels: list[Path]) -> Path:
     return python
 
 
+def pytest_runs(test_paths: Sequence[str] = (), workers: int = 1) -> list[tuple[str, list[str]]]:
+    """The pytest commands (log name, arguments) that run the ``gpu`` tests.
+
+    One run with ``workers`` 1. With more, the tests but the MPS ones in ``workers``
+    pytest-xdist processes (a test file per process), then the MPS ones alone.
+    """
+    base = ["-m", "pytest", "-m", "gpu", "-v", "-rA", "-p", "no:cacheprovider"]
+    if workers <= 1:
+        return [("pytest", [*base, "--junitxml={out}/junit.xml", *test_paths])]
+    mps = [p for p in test_paths if p.split("::")[0].rstrip("/") == MPS_TESTS]
+    others = [p for p in test_paths if p not in mps]
+    runs = []
+    if others or not test_paths:
+        runs.append(("pytest", [*base, "-n", str(workers), "--dist", "loadfile",
+                                f"--ignore={MPS_TESTS}", "--junitxml={out}/junit.xml",
+                                *others]))  # fmt: skip
+    if mps or not test_paths:
+        runs.append(
+            ("pytest-mps", [*base, "--junitxml={out}/junit-mps.xml", *(mps or [MPS_TESTS])])
+        )
+    return runs
+
+
 def check(
     wheels_dir: Path,
     out: Path,
@@ -236,11 +262,13 @@ def check(
     only: str | None = None,
     repeats: int | None = None,
     test_paths: Sequence[str] = (),
+    workers: int = 1,
 ) -> int:
     """Install, then run ``pytest -m gpu`` and the GPU benchmark (``only``: one of them).
 
-    ``repeats``: the benchmark's repeats (its default 3 takes about 25 minutes on an H100).
+    ``repeats``: the benchmark's repeats (its default 3 takes about 50 minutes on an H100).
     ``test_paths``: test files or node ids to run instead of every ``gpu`` test.
+    ``workers``: pytest-xdist processes for the tests (:func:`pytest_runs`).
 
     Returns 0 when what ran passed. The environment is kept in WORK_DIR, so a
     later call with ``--only`` on the same host reuses it.
@@ -263,12 +291,17 @@ def check(
                 log.write(line)
         return proc.wait()
 
+    if workers > 1 and only in (None, "tests"):
+        probe = subprocess.run([str(python), "-c", "import xdist"], capture_output=True)
+        if probe.returncode:
+            print("--workers needs pytest-xdist on the host (or --workers 1)", file=sys.stderr)
+            return 2
     step("gpus", ["-m", "raysweep.cli", "gpus"])
     tests = bench = None
     if only in (None, "tests"):
-        tests = step("pytest", ["-m", "pytest", "-m", "gpu", "-v", "-rA", "-p",
-                                "no:cacheprovider", f"--junitxml={out / 'junit.xml'}",
-                                *test_paths])  # fmt: skip
+        codes = [step(name, [a.replace("{out}", str(out)) for a in args])
+                 for name, args in pytest_runs(test_paths, workers)]  # fmt: skip
+        tests = next((code for code in codes if code), 0)
     if only in (None, "bench"):
         bench_args = [
             *(["--quick"] if quick else []),
@@ -296,8 +329,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     c.add_argument("out", type=Path, help="folder for logs and results")
     c.add_argument("--quick", action="store_true", help="the benchmark's --quick size")
     c.add_argument("--only", choices=("tests", "bench"), help="run only the tests or the benchmark")
-    c.add_argument("--repeats", type=int, help="the benchmark's repeats (default 3, ~25 min)")
+    c.add_argument("--repeats", type=int, help="the benchmark's repeats (default 3, ~50 min)")
     c.add_argument("--tests", nargs="+", default=(), help="these test files only (of the gpu ones)")
+    c.add_argument("--workers", type=int, default=1,
+                   help="run the tests in N pytest-xdist processes, the MPS ones alone after "
+                        "them (N=3: about 5 minutes on an H100 instead of 10)")  # fmt: skip
     args = parser.parse_args(argv)
     if args.command == "pack":
         manifest = pack(args.dest, args.python, read_have(args.have), args.bundle_mb)
@@ -305,7 +341,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{len(manifest['wheels'])} wheels in {len(manifest['bundle_bytes'])} bundles "
               f"({sizes} MiB) under {args.dest}")  # fmt: skip
         return 0
-    return check(args.wheels, args.out, args.quick, args.only, args.repeats, args.tests)
+    if args.workers < 1:
+        parser.error(f"--workers: at least 1 (got {args.workers})")
+    return check(
+        args.wheels, args.out, args.quick, args.only, args.repeats, args.tests, args.workers
+    )
 
 
 if __name__ == "__main__":

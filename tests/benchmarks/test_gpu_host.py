@@ -122,7 +122,24 @@ def test_the_documented_commands_parse_as_written() -> None:
         assert flag in pack.stdout
     check = run_tool("check", "--help")
     assert check.returncode == 0, check.stderr
-    assert "--only" in check.stdout and "--repeats" in check.stdout
+    assert "--only" in check.stdout and "--repeats" in check.stdout and "--workers" in check.stdout
+    bad = run_tool("check", "w", "o", "--workers", "0")
+    assert bad.returncode == 2 and "--workers: at least 1 (got 0)" in bad.stderr
+
+
+def test_with_workers_the_mps_tests_run_alone_after_the_others() -> None:
+    (one,) = _tool.pytest_runs()
+    assert one[0] == "pytest" and "-n" not in one[1] and one[1][-1] == "--junitxml={out}/junit.xml"
+    rest, mps = _tool.pytest_runs(workers=3)
+    assert rest[1][rest[1].index("-n") + 1] == "3" and f"--ignore={_tool.MPS_TESTS}" in rest[1]
+    assert mps == ("pytest-mps", [*mps[1][:-2], "--junitxml={out}/junit-mps.xml",
+                                  _tool.MPS_TESTS])  # fmt: skip
+    named = _tool.pytest_runs(["tests/gpu", f"{_tool.MPS_TESTS}::test_x"], workers=2)
+    assert [(name, args[-1]) for name, args in named] == [
+        ("pytest", "tests/gpu"), ("pytest-mps", f"{_tool.MPS_TESTS}::test_x")
+    ]  # fmt: skip
+    assert [name for name, _ in _tool.pytest_runs(["tests/gpu"], workers=2)] == ["pytest"]
+    assert (TOOL.parents[1] / _tool.MPS_TESTS).is_file()
 
 
 def test_pack_without_a_destination_or_with_a_bad_size_exits_2() -> None:
