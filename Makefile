@@ -63,8 +63,8 @@ demo: install
 	$(BIN)/sweep best runs/demo
 
 lint: install
-	$(BIN)/ruff check src tests benchmarks examples
-	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/ruff check src tests benchmarks examples tools
+	$(BIN)/ruff format --check src tests benchmarks examples tools
 	$(BIN)/mypy
 
 $(PEERS)/.installed: benchmarks/requirements-peers.txt
