@@ -282,9 +282,7 @@ def run(
         "figures": figures,
         "targets": targets,
         "runs": {k: [x.to_json() for x, _ in v] for k, v in runs.items()},
-        "notes": _notes(
-            plan, table, budget, params["mps"] if not (mps and mps.available) else None
-        ),
+        "notes": _notes(plan, table, budget, None if mps and mps.available else params["mps"]),
     }
 
 
@@ -297,7 +295,7 @@ def _notes(
         if _median(table, variant.name, "steady_trials_per_hour") is None:
             done = _median(table, variant.name, "trials_completed")
             notes.append(
-                f"{variant.name}: no steady rate ({done and int(done)} trials completed, "
+                f"{variant.name}: no steady rate ({int(done or 0)} trials completed, "
                 f"{slots(variant.fraction) + 2} needed, in a {budget:g} s budget)"
             )
     return notes

@@ -48,7 +48,7 @@ def switch_torch(torch: ModuleType, enabled: bool, threads: int | None = None) -
     if (
         torch.are_deterministic_algorithms_enabled() != enabled
         or torch.is_deterministic_algorithms_warn_only_enabled()
-    ):  # the call imports torch._inductor (about 1.5 s in a fresh process): only to change
+    ):  # the call imports torch._inductor (0.9-1.5 s in a fresh process): only to change
         torch.use_deterministic_algorithms(enabled, warn_only=False)
     torch.backends.cudnn.deterministic = enabled
     if enabled:
