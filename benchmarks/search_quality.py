@@ -62,6 +62,8 @@ PEERS = (
     "syne-bohb",
     "syne-asha-bore",
 )
+# how a recipe's run is recorded: "per-report" since each report is one observation
+RECIPE_RECORDS = "per-report"
 PEERS_PYTHON_ENV = "RAYSWEEP_PEERS_PYTHON"
 SEEDS = 10
 FULL_TRIALS = 20
@@ -242,6 +244,8 @@ def carry_over(earlier: dict[str, Any] | None, left_out: Sequence[str], seeds: l
 
 def _cache_path(where: Path, problem: str, name: str, seed: int, full: int) -> Path:
     slug = "".join(c if c.isalnum() else "_" for c in name)
+    if name.startswith("raysweep: "):  # not the runs recorded once per trial end, before
+        slug += f"-{RECIPE_RECORDS}"
     return where / f"{NAME}-runs" / f"{problem}-{full}" / f"{slug}-{seed}.json"
 
 

@@ -15,7 +15,6 @@ import json
 import math
 import os
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -139,26 +138,41 @@ def runs_on(recipe: str, problem: str) -> bool:
 
 
 def observations(run_dir: Path, problem: Problem, popen_t: float) -> list[list[float]]:
-    """``[budget used, wall s, value, regret]`` per trial, in the order trials ended.
+    """``[budget used, wall s, value, regret]`` per report, in the order reports were made.
 
-    A trial's cost is the steps it ran; its value the best it reported. Where the
-    regret is not ``cheap_regret`` (a full fit), only a new incumbent's is computed,
-    the others' are recorded as infinite (the curves read the incumbent's alone).
+    Every report is one observation costing one fidelity step, as the peers record
+    theirs: the value the trial reported at that step, made at the trial's start plus
+    its ``time_total_s``. A trial run again from its start (Hyperband's pause without
+    a checkpoint) pays for its steps again. Where the regret is not ``cheap_regret``
+    (a full fit), only a new incumbent's is computed, the others' are recorded as
+    infinite (the curves read the incumbent's alone).
     """
-    data = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
-    done = [t for t in data["trials"] if t.get("best_metric") is not None and t.get("ended_at")]
-    done.sort(key=lambda t: (_epoch(t["ended_at"]), t["index"]))
-    used, out, best = 0, [], math.inf
-    for trial in done:
-        used += int(trial.get("iterations") or 0)
-        wall = _epoch(trial["ended_at"]) - popen_t
-        value = float(trial["best_metric"])
+    from raysweep.rundir import ITER, RunDir
+
+    run = RunDir(run_dir)
+    results = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+    metric = str(results["metric"])
+    configs = {str(t["trial_id"]): t["config"] for t in results["trials"]}
+    starts: dict[str, list[float]] = {}
+    for record in run.read_trial_info():
+        if record.get("event") == "start":
+            starts.setdefault(str(record["trial_id"]), []).append(float(record["t"]))
+    made = []  # (wall s, trial id, value)
+    for trial_id, rows in run.trial_rows((ITER, "time_total_s", metric)).items():
+        begun, previous = sorted(starts.get(trial_id, [popen_t])), 0
+        attempt = -1
+        for row in rows:
+            if int(row[ITER]) <= previous or attempt < 0:  # the trial (re)started
+                attempt = min(attempt + 1, len(begun) - 1)
+            previous = int(row[ITER])
+            if metric in row:
+                wall = begun[attempt] + float(row["time_total_s"]) - popen_t
+                made.append((wall, trial_id, float(row[metric])))
+    made.sort(key=lambda m: m[0])
+    out, best = [], math.inf
+    for used, (wall, trial_id, value) in enumerate(made, 1):
         new_best = value < best
-        regret = problem.regret(trial["config"]) if new_best or problem.cheap_regret else math.inf
+        regret = problem.regret(configs[trial_id]) if new_best or problem.cheap_regret else math.inf
         best = min(best, value)
-        out.append([used, wall, value, regret])
+        out.append([float(used), wall, value, regret])
     return out
-
-
-def _epoch(stamp: str) -> float:
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()

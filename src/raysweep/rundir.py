@@ -35,6 +35,8 @@ from raysweep.runplace import EVENTS, LOG, STATE, TRIAL_INFO, USAGE, RunPlace
 from raysweep.storage import FsStore, is_uri, local_path, open_location
 
 if TYPE_CHECKING:  # pydantic and the config models load only when a spec is read or written
+    from collections.abc import Sequence
+
     from raysweep.config.schema import SweepSpec
 
 Status = Literal["running", "completed", "failed", "interrupted"]
@@ -246,23 +248,29 @@ class RunDir(RunPlace):
         self.update_state(experiments=[p.to_json() for p in parts])
 
     # -- Ray Tune's experiment folders, read without Ray (more in RunPlace) -----------
-    def trial_curves(self, metric: str) -> dict[str, list[tuple[int, float]]]:
-        """Per trial id, its ``(training_iteration, metric)`` points from Ray's per-trial rows.
+    def trial_rows(self, keys: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+        """Per trial id, every row it reported, in the order reported, each cut to ``keys``.
 
-        A remote run's rows are read from a staging copy of each experiment.
+        Both engines: the in-process executor's journal and Ray's per-trial rows (a
+        remote run's read from a staging copy of each experiment). A trial Ray ran
+        again from its start (paused without a checkpoint) repeats its iterations.
         """
-        curves: dict[str, list[tuple[int, float]]] = {}
+        rows: dict[str, list[dict[str, Any]]] = {}
         for record in self.read_journal():  # a run of the in-process executor
             if record.get("e") == "end" and isinstance(record.get("rows"), list):
-                kept = [r for r in record["rows"] if _point(r, metric)]
-                points = {int(r[ITER]): float(r[metric]) for r in kept}
-                curves[str(record["id"])] = sorted(points.items())
+                kept = [{k: r[k] for k in keys if k in r} for r in record["rows"]]
+                rows[str(record["id"])] = kept
         for part in self.parts():
             with self.local_experiment(part, write_back=False) as exp_dir:
-                rows = experiment_state.read_trial_rows(exp_dir, (ITER, metric))
-            for trial_id, trial_rows in rows.items():
-                points = {int(r[ITER]): float(r[metric]) for r in trial_rows if _point(r, metric)}
-                curves[trial_id] = sorted(points.items())
+                rows.update(experiment_state.read_trial_rows(exp_dir, keys))
+        return rows
+
+    def trial_curves(self, metric: str) -> dict[str, list[tuple[int, float]]]:
+        """Per trial id, its ``(training_iteration, metric)`` points (the last row of each)."""
+        curves: dict[str, list[tuple[int, float]]] = {}
+        for trial_id, rows in self.trial_rows((ITER, metric)).items():
+            points = {int(r[ITER]): float(r[metric]) for r in rows if _point(r, metric)}
+            curves[trial_id] = sorted(points.items())
         return curves
 
     # -- results -----------------------------------------------------------------

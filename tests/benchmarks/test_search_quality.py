@@ -77,6 +77,12 @@ def test_quick_variant_writes_tables_curves_and_targets(tmp_path: Path) -> None:
     assert row["regret_100pct"]["median"] is not None
     assert data["tables"]["mfh3"][0].startswith("| optimizer |")
     assert (tmp_path / "search_quality.quick-mfh3.png").stat().st_size > 1000
+    # every report is an observation costing one step, as for the peers: 4 trials x 27 steps
+    runs = json.loads((tmp_path / "search_quality.quick-mfh3-runs.json").read_text())
+    (run,) = runs["raysweep: tpe"]
+    assert [r[0] for r in run] == list(range(1, 4 * 27 + 1))
+    assert [r[1] for r in run] == sorted(r[1] for r in run)
+    assert all(r[3] >= -1e-6 for r in run)
 
 
 def earlier_result() -> dict[str, object]:
@@ -137,3 +143,36 @@ def test_recipes_or_peers_left_out_are_named_so_benchmarks_md_is_left_alone() ->
     assert left_out_optimizers(tuple(RECIPES), PEERS[1:], quick=False) == [PEERS[0]]
     assert left_out_optimizers(["tpe"], ["optuna-tpe"], quick=True) == []
     assert "random" in left_out_optimizers(["tpe"], PEERS, quick=False)
+
+
+def test_a_recipe_pays_every_report_and_a_restart_again(tmp_path: Path) -> None:
+    """Hyperband on Ray runs a paused trial without a checkpoint again from its start."""
+    from benchmarks.workloads.search_quality_recipes import observations
+
+    from raysweep.rundir import Part, RunDir
+
+    problem = PROBLEMS["mfh3"]
+    run = RunDir(tmp_path / "run")
+    run.path.mkdir()
+    run.mark("running")
+    run.set_parts([Part("tune", 2)])
+    good, bad = dict.fromkeys(problem.names, 0.5), dict.fromkeys(problem.names, 0.0)
+    trials = [{"trial_id": "a", "config": good}, {"trial_id": "b", "config": bad}]
+    (run.path / "results.json").write_text(json.dumps({"metric": "value", "trials": trials}))
+    starts = [("a", 100.0), ("b", 101.0), ("a", 110.0)]  # "a" paused after 2 steps, restarted
+    (run.path / "trial_info.jsonl").write_text(
+        "".join(json.dumps({"trial_id": t, "event": "start", "t": at}) + "\n" for t, at in starts)
+    )
+    rows = {"a": [(1, 0.5, -1.0), (2, 1.0, -2.0), (1, 0.5, -1.0), (2, 1.0, -2.0), (3, 1.5, -3.0)],
+            "b": [(1, 0.2, 0.0)]}  # fmt: skip
+    for trial_id, made in rows.items():
+        folder = run.path / "tune" / f"trial_{trial_id}"
+        folder.mkdir(parents=True)
+        folder.joinpath("result.json").write_text("".join(json.dumps(
+            {"trial_id": trial_id, "training_iteration": i, "time_total_s": s, "value": v}) + "\n"
+            for i, s, v in made))  # fmt: skip
+    got = observations(run.path, problem, popen_t=100.0)
+    assert [r[0] for r in got] == [1, 2, 3, 4, 5, 6]
+    assert [r[1] for r in got] == pytest.approx([0.5, 1.0, 1.2, 10.5, 11.0, 11.5])
+    assert [r[2] for r in got] == [-1.0, -2.0, 0.0, -1.0, -2.0, -3.0]
+    assert got[2][3] == problem.regret(bad) and got[0][3] == problem.regret(good)
