@@ -31,12 +31,16 @@ def spec_for(
     schedule: str = "batch",
     **extra: Any,
 ) -> SweepSpec:
-    """A strict sweep of the quadratic (TPE/HyperOpt after 2 random trials)."""
+    """A strict sweep of the quadratic (TPE/HyperOpt after 2 random trials).
+
+    ``"optuna:gp"``: Optuna with that sampler (``tpe`` unless said).
+    """
+    algorithm, _, sampler = algorithm.partition(":")
     options = {"optuna": {"n_startup_trials": 2}, "hyperopt": {"n_initial_points": 2}}
     search = {
         "algorithm": algorithm,
         "num_samples": num_samples,
-        "options": options.get(algorithm, {}),
+        "options": {**options.get(algorithm, {}), **({"sampler": sampler} if sampler else {})},
     }
     strict = {"strict": True, "batch_size": batch_size, "strict_schedule": schedule}
     data = quadratic_sweep(

@@ -37,6 +37,7 @@ from raysweep.run.lock import check_unlocked
 from raysweep.run.resume_spec import resumed_spec
 from raysweep.run.signals import GracefulStop
 from raysweep.rundir import RunDir
+from raysweep.search.checks import check_search
 from raysweep.search.points import WarmStart, load_warm_start
 from raysweep.storage import is_uri
 from raysweep.trainables.builtins import planned_replicas
@@ -105,6 +106,7 @@ def load_run_spec(options: RunOptions) -> SweepSpec:
     data = absolute_data_paths(data, options.config.resolve().parent)
     spec = parse_spec(data, source=str(options.config))
     check_trainable(spec)
+    check_search(spec)
     check_logging(spec)
     engine_for(spec).check_options(spec, options.engine_options())
     return spec
@@ -176,6 +178,7 @@ def resume_sweep(
         stored = run.read_spec()
         spec = resumed_spec(run, stored, config, options.num_samples, options.max_concurrent)
         check_trainable(spec)
+        check_search(spec)
         check_logging(spec)
         check_unlocked(run.lock_path, str(run))
         if options.warm_start is not None:  # either engine: the recorded points stay

@@ -148,6 +148,27 @@ def test_lightgbm_only_install_runs_lightgbm_and_refuses_torch(
         assert "pip install 'raysweep[torch]'" in refused.stderr
     assert not (work / "runs" / "mlp").exists()
 
+    # Optuna's samplers: GP needs torch (refused up front), CMA-ES runs past its start-up
+    space = {"num_leaves": {"type": "int", "low": 4, "high": 16}, "objective": "binary"}
+    for sampler, code in (("gp", 2), ("cmaes", 0)):
+        config = lgbm_sweep(sampler, "lightgbm", space)
+        config["search"] = {"algorithm": "optuna", "num_samples": 3, "max_concurrent": 1,
+                            "options": {"sampler": sampler, "n_startup_trials": 1}}  # fmt: skip
+        config["execution"] = "local"
+        path = work / f"{sampler}.json"
+        path.write_text(json.dumps(config))
+        done = subprocess.run(
+            [str(sweep), "run", "--config", str(path), "--storage", str(work / "runs")],
+            cwd=work, env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == code, done.stderr[-3000:]
+        if code == 2:
+            assert "search.options.sampler 'gp' needs torch" in done.stderr
+            assert "pip install 'raysweep[torch]'" in done.stderr
+            assert not (work / "runs" / sampler).exists()
+    results = json.loads((work / "runs" / "cmaes" / "results.json").read_text())
+    assert [t["status"] for t in results["trials"]] == ["completed"] * 3
+
 
 # Ray's "default" extra (the dashboard's packages) less what ray[tune] and raysweep need.
 DASHBOARD_ONLY = ("aiohttp-cors", "opencensus", "opencensus-context")

@@ -128,8 +128,11 @@ def test_build_searcher_wraps_only_in_strict_mode() -> None:
     assert not isinstance(build_searcher(relaxed).searcher, BatchedSearcher)
 
 
-@pytest.mark.parametrize("schedule", SCHEDULES)
-@pytest.mark.parametrize("algorithm", ["optuna", "hyperopt"])
+@pytest.mark.parametrize(
+    ("algorithm", "schedule"),
+    [(a, s) for a in ("optuna", "hyperopt") for s in SCHEDULES]
+    + [("optuna:gp", "window"), ("optuna:cmaes", "window")],  # Optuna's model samplers
+)
 def test_state_saved_and_restored_through_ray_wrappers(
     algorithm: str, schedule: str, tmp_path: Path
 ) -> None:
