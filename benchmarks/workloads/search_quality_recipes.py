@@ -62,9 +62,11 @@ def asha(problem: Problem) -> dict[str, Any]:
 Recipe = Callable[[Problem, int, int], dict[str, Any]]
 
 
-def _tpe(options: dict[str, Any] | None = None, scale: float = 1.0, mf: bool = False,
-         strict: str | None = None, size: int = 4,
-         engine: str | None = None) -> Recipe:  # fmt: skip
+def _optuna(options: dict[str, Any] | None = None, scale: float = 1.0, mf: bool = False,
+            strict: str | None = None, size: int = 4,
+            engine: str | None = None) -> Recipe:  # fmt: skip
+    """``"algorithm": "optuna"`` (TPE unless ``options`` names another sampler)."""
+
     def make(problem: Problem, seed: int, full: int) -> dict[str, Any]:
         search: dict[str, Any] = {"algorithm": "optuna"}
         if options is not None:
@@ -109,18 +111,21 @@ RECIPES: dict[str, Recipe] = {
     "random": _plain("random"),
     "grid (3 levels)": _grid,
     "hyperopt": _plain("hyperopt"),
-    "tpe": _tpe(),
-    "tpe univariate (before)": _tpe({"multivariate": False}),
-    "tpe strict batch 4": _tpe(strict="batch"),
-    "tpe strict window 4": _tpe(strict="window"),
-    "tpe strict window 2": _tpe(strict="window", size=2),
-    "tpe + asha": _tpe(mf=True, scale=6),
-    "tpe univariate + asha (before)": _tpe({"multivariate": False}, mf=True, scale=6),
+    "tpe": _optuna(),
+    "tpe univariate (before)": _optuna({"multivariate": False}),
+    "tpe strict batch 4": _optuna(strict="batch"),
+    "tpe strict window 4": _optuna(strict="window"),
+    "tpe strict window 2": _optuna(strict="window", size=2),
+    "tpe + asha": _optuna(mf=True, scale=6),
+    "tpe univariate + asha (before)": _optuna({"multivariate": False}, mf=True, scale=6),
     "random + hyperband": _hyperband,
-    "tpe + asha (ray engine)": _tpe(mf=True, scale=6, engine="ray"),
+    "gp": _optuna({"sampler": "gp"}),
+    "cmaes": _optuna({"sampler": "cmaes"}),
+    "gp + asha": _optuna({"sampler": "gp"}, mf=True, scale=6),
+    "tpe + asha (ray engine)": _optuna(mf=True, scale=6, engine="ray"),
 }
 MULTI_FIDELITY = ("tpe + asha", "tpe univariate + asha (before)", "random + hyperband",
-                  "tpe + asha (ray engine)")  # fmt: skip
+                  "tpe + asha (ray engine)", "gp + asha")  # fmt: skip
 GRID_PROBLEMS = ("mfh3",)  # 3 levels per parameter: 27 points in 3 dimensions
 # recipes run on one problem only (the others run everywhere, grid on GRID_PROBLEMS):
 # Hartmann's recipes already run on Ray; lgbm's run locally, one of them on Ray too
