@@ -54,8 +54,8 @@ def base(problem: Problem, seed: int, trials: int, search: dict[str, Any]) -> di
     return {**config, **own}
 
 
-def asha(problem: Problem) -> dict[str, Any]:
-    return {"type": "asha", "max_t": problem.max_fidelity, "grace_period": 1,
+def asha(problem: Problem, grace: int = 1) -> dict[str, Any]:
+    return {"type": "asha", "max_t": problem.max_fidelity, "grace_period": grace,
             "reduction_factor": 3}  # fmt: skip
 
 
@@ -63,8 +63,8 @@ Recipe = Callable[[Problem, int, int], dict[str, Any]]
 
 
 def _optuna(options: dict[str, Any] | None = None, scale: float = 1.0, mf: bool = False,
-            strict: str | None = None, size: int = 4,
-            engine: str | None = None) -> Recipe:  # fmt: skip
+            strict: str | None = None, size: int = 4, engine: str | None = None,
+            grace: int = 1) -> Recipe:  # fmt: skip
     """``"algorithm": "optuna"`` (TPE unless ``options`` names another sampler)."""
 
     def make(problem: Problem, seed: int, full: int) -> dict[str, Any]:
@@ -73,7 +73,7 @@ def _optuna(options: dict[str, Any] | None = None, scale: float = 1.0, mf: bool 
             search["options"] = options
         config = base(problem, seed, int(full * scale), search)
         if mf:
-            config["scheduler"] = asha(problem)
+            config["scheduler"] = asha(problem, grace)
         if strict:  # the schedule: "batch" or "window", of size 4 unless said
             config["reproducibility"] = {"strict": True, "batch_size": size,
                                          "strict_schedule": strict}  # fmt: skip
@@ -123,13 +123,17 @@ RECIPES: dict[str, Recipe] = {
     "cmaes": _optuna({"sampler": "cmaes"}),
     "gp + asha": _optuna({"sampler": "gp"}, mf=True, scale=6),
     "tpe + asha (ray engine)": _optuna(mf=True, scale=6, engine="ray"),
+    "tpe + asha (grace 3)": _optuna(mf=True, scale=6, grace=3),
+    "tpe + asha (grace 9)": _optuna(mf=True, scale=6, grace=9),
 }
 MULTI_FIDELITY = ("tpe + asha", "tpe univariate + asha (before)", "random + hyperband",
-                  "tpe + asha (ray engine)", "gp + asha")  # fmt: skip
+                  "tpe + asha (ray engine)", "gp + asha", "tpe + asha (grace 3)",
+                  "tpe + asha (grace 9)")  # fmt: skip
 GRID_PROBLEMS = ("mfh3",)  # 3 levels per parameter: 27 points in 3 dimensions
 # recipes run on one problem only (the others run everywhere, grid on GRID_PROBLEMS):
 # Hartmann's recipes already run on Ray; lgbm's run locally, one of them on Ray too
-ONLY_ON = {"tpe + asha (ray engine)": ("lgbm",)}
+ONLY_ON = {"tpe + asha (ray engine)": ("lgbm",), "tpe + asha (grace 3)": ("lgbm",),
+           "tpe + asha (grace 9)": ("lgbm",)}  # fmt: skip
 # lgbm measures strict mode with its batches only (the window's figures are Hartmann's)
 SKIP_ON = {"lgbm": ("tpe univariate (before)", "tpe univariate + asha (before)",
                     "tpe strict window 4", "tpe strict window 2")}  # fmt: skip

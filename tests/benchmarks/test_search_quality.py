@@ -176,3 +176,16 @@ def test_a_recipe_pays_every_report_and_a_restart_again(tmp_path: Path) -> None:
     assert [r[1] for r in got] == pytest.approx([0.5, 1.0, 1.2, 10.5, 11.0, 11.5])
     assert [r[2] for r in got] == [-1.0, -2.0, 0.0, -1.0, -2.0, -3.0]
     assert got[2][3] == problem.regret(bad) and got[0][3] == problem.regret(good)
+
+
+def test_the_best_recipe_is_judged_at_every_fraction_not_only_at_the_end() -> None:
+    """A recipe best at the end but far behind mid-budget is not "the best recipe"."""
+    from benchmarks.search_quality import targets_for
+
+    late = [[10, 1.0, 0.0, 9.0], [100, 2.0, -1.0, 0.1]]  # best at 100%, 9x behind at 25-50%
+    steady = [[20, 1.0, 0.0, 1.0], [40, 2.0, -1.0, 0.5], [100, 3.0, -2.0, 0.3]]
+    peer = [[20, 1.0, 0.0, 1.0], [45, 2.0, -1.0, 0.5], [100, 3.0, -2.0, 0.2]]
+    runs = {"raysweep: late": [late] * 3, "raysweep: steady": [steady] * 3, "peer: p": [peer] * 3}
+    got = targets_for("mfh3", runs, budget=100)
+    assert [t["name"].split(" / ")[0] for t in got] == ["mfh3: steady"] * 3
+    assert [t["value"] for t in got] == pytest.approx([1.0, 1.0, 1.5])
