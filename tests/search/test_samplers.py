@@ -69,3 +69,30 @@ def test_a_strict_sweep_suggests_the_same_whatever_the_slots_and_finish_order(
         runs.append(simulate(searcher, spec.total_trials, slots, random.Random(order_seed)))
     assert runs[0] == runs[1]
     assert len({round(c["x"], 12) for c in runs[0]}) == spec.total_trials
+
+
+@pytest.mark.parametrize(
+    ("sampler", "scheduler", "warned"),
+    [
+        ("gp", "asha", True),
+        ("cmaes", "median", True),
+        ("tpe", "asha", False),
+        ("gp", "fifo", False),
+        ("gp", "hyperband", False),
+    ],
+)
+def test_a_sampler_that_learns_from_completed_trials_only_is_warned_off_early_stopping(
+    sampler: str, scheduler: str, warned: bool
+) -> None:
+    from raysweep.search.checks import search_warnings
+
+    search = {"algorithm": "optuna", "num_samples": 20, "options": {"sampler": sampler}}
+    stop: dict[str, Any] = {"type": scheduler}
+    if scheduler in ("asha", "hyperband"):
+        stop["max_t"] = 9
+    spec = parse_spec(quadratic_sweep(search=search, space=SPACE, scheduler=stop))
+    lines = search_warnings(spec)
+    assert bool(lines) == warned
+    if warned:
+        assert f"sampler {sampler!r} learns from completed trials only" in lines[0]
+        assert f"the {scheduler} scheduler stops most trials early" in lines[0]

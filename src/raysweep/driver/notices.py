@@ -14,6 +14,7 @@ from raysweep.driver.ray_session import RayInfo
 from raysweep.rundir import RunDir
 from raysweep.runlog import RunLog
 from raysweep.schedulers.hyperband import hyperband_largest_bracket
+from raysweep.search.checks import search_warnings
 from raysweep.trainables.builtins import BUILTIN_TRAINABLES
 from raysweep.tuner.build import pause_points
 
@@ -24,6 +25,7 @@ def run_notices(spec: SweepSpec) -> list[str]:
         pause_notice(spec),
         hyperband_concurrency_warning(spec),
         hyperband_searcher_warning(spec),
+        *search_warnings(spec),
     )
     return [line for line in found if line]
 

@@ -22,6 +22,7 @@ from raysweep.run.outputs import collect_result, write_outputs
 from raysweep.run.signals import GracefulStop
 from raysweep.rundir import RunDir
 from raysweep.runlog import RunLog
+from raysweep.search.checks import search_warnings
 from raysweep.search.points import WarmStart
 
 
@@ -63,6 +64,8 @@ def _drive(
     )
     for note in options.notes:
         log.print(f"note: {note}")
+    for warning in search_warnings(spec):
+        log.print(warning)
     _import_before_trials(spec)
     set_deterministic(spec.reproducibility.deterministic, threads=spec.resources.cpus_per_trial)
     with ResourceMonitor(run.usage_path, gpu_ids=()):
