@@ -168,10 +168,9 @@ def observations(run_dir: Path, problem: Problem, popen_t: float) -> list[list[f
             starts.setdefault(str(record["trial_id"]), []).append(float(record["t"]))
     made = []  # (wall s, trial id, value)
     for trial_id, rows in run.trial_rows((ITER, "time_total_s", metric)).items():
-        begun, previous = sorted(starts.get(trial_id, [popen_t])), 0
-        attempt = -1
+        begun, attempt, previous = sorted(starts.get(trial_id, [popen_t])), 0, 0
         for row in rows:
-            if int(row[ITER]) <= previous or attempt < 0:  # the trial (re)started
+            if int(row[ITER]) <= previous:  # the trial started again from its first step
                 attempt = min(attempt + 1, len(begun) - 1)
             previous = int(row[ITER])
             if metric in row:

@@ -81,7 +81,7 @@ def test_quick_variant_writes_tables_curves_and_targets(tmp_path: Path) -> None:
     runs = json.loads((tmp_path / "search_quality.quick-mfh3-runs.json").read_text())
     (run,) = runs["raysweep: tpe"]
     assert [r[0] for r in run] == list(range(1, 4 * 27 + 1))
-    assert [r[1] for r in run] == sorted(r[1] for r in run)
+    assert all(0 < r[1] < 600 for r in run)  # seconds after `sweep run` started, within its limit
     assert all(r[3] >= -1e-6 for r in run)
 
 

@@ -10,12 +10,17 @@ from raysweep.config.schema import SweepSpec
 SAMPLER_NEEDS = {"gp": "torch"}  # GPSampler fits its Gaussian process with torch
 
 
+def optuna_sampler(spec: SweepSpec) -> str | None:
+    """The Optuna sampler the spec chose (None for another algorithm)."""
+    if spec.search.algorithm != "optuna":
+        return None
+    return str(spec.search.options.get("sampler", "tpe"))
+
+
 def check_search(spec: SweepSpec) -> None:
     """MissingExtraError (exit 2) naming the ``pip install`` a chosen sampler needs."""
-    if spec.search.algorithm != "optuna":
-        return
-    sampler = str(spec.search.options.get("sampler", "tpe"))
-    module = SAMPLER_NEEDS.get(sampler)
+    sampler = optuna_sampler(spec)
+    module = SAMPLER_NEEDS.get(sampler or "")
     if module:
         require(module, f"search.options.sampler {sampler!r}")
 
@@ -27,11 +32,9 @@ COMPLETED_ONLY = ("gp", "cmaes")
 
 def search_warnings(spec: SweepSpec) -> list[str]:
     """Warnings for a search that defeats itself, printed as a run starts (both engines)."""
-    sampler = str(spec.search.options.get("sampler", "tpe"))
-    scheduler = spec.scheduler.type
-    if spec.search.algorithm != "optuna" or sampler not in COMPLETED_ONLY:
-        return []
-    if scheduler in ("fifo", "hyperband"):  # hyperband's own warning says more
+    sampler, scheduler = optuna_sampler(spec), spec.scheduler.type
+    # fifo stops nothing; hyperband's own warning says more
+    if sampler not in COMPLETED_ONLY or scheduler in ("fifo", "hyperband"):
         return []
     return [
         f"warning: sampler {sampler!r} learns from completed trials only, and the {scheduler} "
