@@ -61,6 +61,7 @@ PEERS = (
     "syne-asha",
     "syne-bohb",
     "syne-asha-bore",
+    "hpbandster-bohb",
 )
 # how a recipe's run is recorded: "per-report" since each report is one observation
 RECIPE_RECORDS = "per-report"

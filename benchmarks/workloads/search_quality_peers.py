@@ -204,6 +204,47 @@ def smac_run(record: Record, seed: int, workers: int) -> None:
     ask_tell_run(record, workers, smac.ask, tell, unpack)
 
 
+def hpbandster_run(record: Record, seed: int, workers: int) -> None:
+    """hpbandster's BOHB (Falkner et al., 2018): its KDE config generator and its
+    Hyperband iterations, driven as its master drives them (a worker takes the next run
+    of the earliest active iteration, else a new iteration starts), without its
+    nameserver and dispatcher, which only carry jobs to remote workers."""
+    import numpy as np
+    from hpbandster.core.dispatcher import Job
+    from hpbandster.optimizers.bohb import BOHB as Master
+    from hpbandster.optimizers.config_generators.bohb import BOHB as KDE
+
+    np.random.seed(seed)  # the KDE samples from numpy's global generator
+    z_max = record.problem.max_fidelity
+    sh_iterations = round(math.log(z_max, 3)) + 1
+    master = argparse.Namespace(  # the fields Master.get_next_iteration reads
+        config_generator=KDE(configspace=configspace(record, seed)), eta=3,
+        max_SH_iter=sh_iterations,
+        budgets=z_max * np.power(3.0, -np.linspace(sh_iterations - 1, 0, sh_iterations)),
+    )  # fmt: skip
+    iterations: list[Any] = []
+
+    def ask() -> Any:
+        for iteration in iterations:
+            if not iteration.is_finished and (run := iteration.get_next_run()) is not None:
+                break
+        else:
+            iterations.append(Master.get_next_iteration(master, len(iterations)))
+            run = iterations[-1].get_next_run()
+        config_id, config, budget = run
+        return Job(config_id, config=config, budget=budget)
+
+    def tell(job: Any, value: float, z: int) -> None:
+        job.result = {"loss": value, "info": {}}
+        iterations[job.id[0]].register_result(job)
+        master.config_generator.new_result(job)
+
+    def unpack(job: Any) -> tuple[dict[str, float], int]:
+        return dict(job.kwargs["config"]), round(job.kwargs["budget"])
+
+    ask_tell_run(record, workers, ask, tell, unpack)
+
+
 def syne_run(record: Record, seed: int, workers: int, kind: str) -> None:
     """Syne Tune's ASHA with its searcher at each rung: random (``asha``), KDE (``bohb``)
     or BORE's classifier (``asha-bore``).
@@ -260,6 +301,7 @@ OPTIMIZERS: dict[str, Callable[[Record, int, int], None]] = {
     "syne-asha": lambda r, s, w: syne_run(r, s, w, "asha"),
     "syne-bohb": lambda r, s, w: syne_run(r, s, w, "bohb"),
     "syne-asha-bore": lambda r, s, w: syne_run(r, s, w, "asha-bore"),
+    "hpbandster-bohb": hpbandster_run,
 }
 
 
