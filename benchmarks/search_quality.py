@@ -111,26 +111,26 @@ def targets_for(problem: str, runs: dict[str, list[Run]], budget: int) -> list[d
     """The issue's targets on one problem (each a ratio of medians, same seeds and budget)."""
     ours = {k: v for k, v in runs.items() if k.startswith("raysweep: ")}
     peers = {k: v for k, v in runs.items() if k.startswith("peer: ")}
-    final = {k: statistics.median([regret_at(r, budget) or float("inf") for r in v])
+    final = {k: statistics.median([_regret(r, budget) for r in v])
              for k, v in runs.items() if v}  # fmt: skip
     out = []
     if ours and peers:
         best_peer = min(peers, key=lambda k: final.get(k, float("inf")))
         peer_at = {}  # fraction -> the best peer's median and the high end of its 95% CI
         for f in (0.25, 0.5, 1.0):
-            theirs = [regret_at(r, f * budget) or 1e9 for r in peers[best_peer]]
-            peer_at[f] = (max(statistics.median(theirs), 1e-12), bootstrap_ci(theirs)[1])
+            theirs = [_regret(r, f * budget) for r in peers[best_peer]]
+            peer_at[f] = (statistics.median(theirs), bootstrap_ci(theirs)[1])
 
         def ratios(name: str) -> dict[float, float]:
             """Per fraction, the recipe's median regret over the best peer's."""
-            return {f: statistics.median([regret_at(r, f * budget) or 1e9 for r in ours[name]])
-                    / median for f, (median, _) in peer_at.items()}  # fmt: skip
+            return {f: _ratio(statistics.median([_regret(r, f * budget) for r in ours[name]]),
+                              median) for f, (median, _) in peer_at.items()}  # fmt: skip
 
         # the best recipe: the one whose largest ratio to the best peer is smallest
         best_ours = min(ours, key=lambda k: max(ratios(k).values()))
         for f, ratio in ratios(best_ours).items():
             median, high = peer_at[f]
-            hi = high / median
+            hi = _ratio(high, median)
             out.append(target(f"{problem}: {best_ours[10:]} / best peer ({best_peer[6:]}) median "
                               f"regret at {int(f * 100)}% (peer's 95% CI up to {hi:.2f})",
                               ratio, "<=", max(1.0, hi)))  # fmt: skip
@@ -145,10 +145,25 @@ def targets_for(problem: str, runs: dict[str, list[Run]], budget: int) -> list[d
     plain = final.get("raysweep: tpe")
     for schedule in ("batch 4", "window 4"):  # strict mode's two schedules
         strict = final.get(f"raysweep: tpe strict {schedule}")
-        if strict is not None and plain:
+        if strict is not None and plain is not None:
             out.append(target(f"{problem}: tpe strict {schedule} / tpe median final regret",
-                              strict / plain, "<=", 1.1))  # fmt: skip
+                              _ratio(strict, plain), "<=", 1.1))  # fmt: skip
     return out
+
+
+def _regret(run: Run, budget: float) -> float:
+    """The incumbent's regret after ``budget``; infinite before the first observation (a
+    regret of 0, the optimum found, is a value like any other)."""
+    regret = regret_at(run, budget)
+    return float("inf") if regret is None else regret
+
+
+def _ratio(ours: float, theirs: float) -> float:
+    """``ours / theirs``, where both may be 0 (the optimum found): 1 then, infinite for a
+    positive regret against 0."""
+    if theirs == 0:
+        return 1.0 if ours == 0 else float("inf")
+    return ours / theirs
 
 
 def run(quick: bool = False, repeats: int | None = None, trials: int | None = None,

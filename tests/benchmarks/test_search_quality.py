@@ -189,3 +189,17 @@ def test_the_best_recipe_is_judged_at_every_fraction_not_only_at_the_end() -> No
     got = targets_for("mfh3", runs, budget=100)
     assert [t["name"].split(" / ")[0] for t in got] == ["mfh3: steady"] * 3
     assert [t["value"] for t in got] == pytest.approx([1.0, 1.0, 1.5])
+
+
+def test_a_run_that_finds_the_optimum_counts_as_regret_zero_not_as_missing() -> None:
+    """On a table the optimum is reachable: a regret of 0 is the best value, not "none yet"."""
+    from benchmarks.search_quality import targets_for
+
+    found = [[10, 1.0, 0.5, 0.5], [60, 2.0, 0.1, 0.0]]  # the optimum at 60% of the budget
+    near = [[10, 1.0, 0.5, 0.5], [60, 2.0, 0.2, 0.1]]
+    runs = {"raysweep: tpe": [found] * 3, "raysweep: tpe strict batch 4": [found] * 3,
+            "peer: near": [near] * 3, "peer: found": [found] * 3}  # fmt: skip
+    got = {t["name"]: t["value"] for t in targets_for("mfh3", runs, budget=100)}
+    at_end = "mfh3: tpe / best peer (found) median regret at 100% (peer's 95% CI up to 1.00)"
+    assert got[at_end] == 1.0
+    assert got["mfh3: tpe strict batch 4 / tpe median final regret"] == 1.0
