@@ -96,3 +96,17 @@ def test_a_sampler_that_learns_from_completed_trials_only_is_warned_off_early_st
     if warned:
         assert f"sampler {sampler!r} learns from completed trials only" in lines[0]
         assert f"the {scheduler} scheduler stops most trials early" in lines[0]
+
+
+@pytest.mark.parametrize(("sampler", "warned"), [("cmaes", True), ("tpe", False), ("gp", False)])
+def test_cmaes_is_warned_that_it_draws_choice_parameters_at_random(
+    sampler: str, warned: bool
+) -> None:
+    from raysweep.search.checks import search_warnings
+
+    search = {"algorithm": "optuna", "num_samples": 20, "options": {"sampler": sampler}}
+    space = {**SPACE, "act": {"type": "choice", "values": ["relu", "tanh"]}}
+    lines = search_warnings(parse_spec(quadratic_sweep(search=search, space=space)))
+    assert any("draws 'choice' parameters at random (act)" in line for line in lines) == warned
+    numeric_only = parse_spec(quadratic_sweep(search=search, space=SPACE))
+    assert search_warnings(numeric_only) == []

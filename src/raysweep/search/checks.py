@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from raysweep._imports import require
 from raysweep.config.schema import SweepSpec
+from raysweep.config.space import ChoiceParam
 
 # Optuna samplers whose model needs an optional package (the others need Optuna and
 # its core dependencies alone; ``cmaes`` is one of raysweep's own dependencies).
@@ -33,12 +34,20 @@ COMPLETED_ONLY = ("gp", "cmaes")
 def search_warnings(spec: SweepSpec) -> list[str]:
     """Warnings for a search that defeats itself, printed as a run starts (both engines)."""
     sampler, scheduler = optuna_sampler(spec), spec.scheduler.type
+    out = []
     # fifo stops nothing; hyperband's own warning says more
-    if sampler not in COMPLETED_ONLY or scheduler in ("fifo", "hyperband"):
-        return []
-    return [
-        f"warning: sampler {sampler!r} learns from completed trials only, and the {scheduler} "
-        "scheduler stops most trials early, so it learns from few (GP + ASHA ended 2-3x above "
-        f"TPE + ASHA in the search-quality benchmark, docs/search.md); use sampler 'tpe' with "
-        f"{scheduler}, or {sampler!r} with the fifo scheduler"
-    ]
+    if sampler in COMPLETED_ONLY and scheduler not in ("fifo", "hyperband"):
+        out.append(
+            f"warning: sampler {sampler!r} learns from completed trials only, and the "
+            f"{scheduler} scheduler stops most trials early, so it learns from few (GP + ASHA "
+            "ended 2-3x above TPE + ASHA in the search-quality benchmark, docs/search.md); use "
+            f"sampler 'tpe' with {scheduler}, or {sampler!r} with the fifo scheduler"
+        )
+    choices = [name for name, param in spec.space.items() if isinstance(param, ChoiceParam)]
+    if sampler == "cmaes" and choices:
+        out.append(
+            f"warning: sampler 'cmaes' draws 'choice' parameters at random ({', '.join(choices)}):"
+            " CMA-ES models numeric parameters only (on an all-choice space it ended at random "
+            "search's level in the search-quality benchmark, docs/search.md); use sampler 'tpe'"
+        )
+    return out
