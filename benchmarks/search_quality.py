@@ -192,7 +192,7 @@ def run(quick: bool = False, repeats: int | None = None, trials: int | None = No
     evals: dict[str, int] = {}
     for problem in problems:
         why = cannot_run(PROBLEMS[problem])
-        if why is not None:
+        if why is not None:  # left out: an earlier result's figures stand for it, as below
             notes.append(f"{problem} not run: {why}")
             log(notes[-1])
             continue
@@ -228,10 +228,12 @@ def run(quick: bool = False, repeats: int | None = None, trials: int | None = No
         (results_dir / f"{NAME}{'.quick' if quick else ''}-{problem}-runs.json").write_text(
             json.dumps(runs), encoding="utf-8")  # fmt: skip
     everything = QUICK_PROBLEMS if quick else tuple(PROBLEMS)
-    left_out = [p for p in everything if p not in problems]
+    left_out = [p for p in everything if p not in evals]
     earlier = load_result(results_dir, NAME, quick) if left_out else None
     carried = carry_over(earlier, left_out, seeds, full, variants, targets, tables, notes)
     missing = [p for p in left_out if p not in carried]
+    earlier_evals = (earlier or {}).get("params", {}).get("full_evals_per_problem", {})
+    evals.update({p: earlier_evals[p] for p in carried if p in earlier_evals})
     params = {"problems": [p for p in PROBLEMS if p in tables], "seeds": seeds,
               "budget_full_evals": full, "fidelity_steps_per_trial": 27,
               "full_evals_per_problem": evals,
