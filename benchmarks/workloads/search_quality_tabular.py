@@ -26,7 +26,7 @@ import json
 import pickle
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +67,7 @@ class TabularProblem:
     def names(self) -> list[str]:
         return list(self.space)
 
-    @property
+    @cached_property
     def params(self) -> tuple[Param, ...]:
         return tuple(Param.choice(n, values) for n, values in self.space.items())
 
@@ -82,8 +82,7 @@ class TabularProblem:
         return _load(self.bench, self.dataset)
 
     def key(self, config: Mapping[str, Any]) -> str:
-        params = self.params
-        return "".join(str(p.choices.index(p.cast(config[p.name]))) for p in params)
+        return "".join(str(p.choices.index(p.cast(config[p.name]))) for p in self.params)
 
     def value(self, config: Mapping[str, Any], z: int) -> float:
         """The loss of one recorded seed of ``config``, the seed chosen by ``config``."""

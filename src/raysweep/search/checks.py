@@ -43,11 +43,13 @@ def search_warnings(spec: SweepSpec) -> list[str]:
             "ended 2-3x above TPE + ASHA in the search-quality benchmark, docs/search.md); use "
             f"sampler 'tpe' with {scheduler}, or {sampler!r} with the fifo scheduler"
         )
-    choices = [name for name, param in spec.space.items() if isinstance(param, ChoiceParam)]
-    if sampler == "cmaes" and choices:
-        out.append(
-            f"warning: sampler 'cmaes' draws 'choice' parameters at random ({', '.join(choices)}):"
-            " CMA-ES models numeric parameters only (on an all-choice space it ended at random "
-            "search's level in the search-quality benchmark, docs/search.md); use sampler 'tpe'"
-        )
+    if sampler == "cmaes":
+        choices = [name for name, param in spec.space.items() if isinstance(param, ChoiceParam)]
+        if choices:
+            out.append(
+                f"warning: sampler 'cmaes' draws 'choice' parameters at random "
+                f"({', '.join(choices)}): CMA-ES models numeric parameters only (on an "
+                "all-choice space it ended at random search's level in the search-quality "
+                "benchmark, docs/search.md); use sampler 'tpe'"
+            )
     return out
