@@ -34,7 +34,13 @@ sys.exit(code)
 
 
 def run_packed(
-    tmp_path: Path, gpus_per_trial: float, trials: int, cpus: int, gpus: int, slots: int
+    tmp_path: Path,
+    gpus_per_trial: float,
+    trials: int,
+    cpus: int,
+    gpus: int,
+    slots: int,
+    cpus_per_trial: float = 1,
 ) -> list[dict[str, Any]]:
     """Run ``trials`` probes; the first ``slots`` wait for each other before holding 1 s."""
     config = {
@@ -49,7 +55,7 @@ def run_packed(
             "barrier_count": slots,
         },
         "search": {"algorithm": "random", "num_samples": trials},
-        "resources": {"cpus_per_trial": 1, "gpus_per_trial": gpus_per_trial},
+        "resources": {"cpus_per_trial": cpus_per_trial, "gpus_per_trial": gpus_per_trial},
     }
     path = tmp_path / "s.json"
     path.write_text(json.dumps(config))
@@ -94,3 +100,12 @@ def test_whole_gpu_trials_never_share(tmp_path: Path, max_overlap: Overlap) -> N
             seen.setdefault(gpu, []).append((last["started"], last["ended"]))
     assert all(max_overlap(v) == 1 for v in seen.values())
     assert len(seen) == 4
+
+
+@pytest.mark.slow
+def test_half_cpu_trials_run_four_at_once_on_two_cpus(tmp_path: Path, max_overlap: Overlap) -> None:
+    """Light trials at cpus_per_trial 0.5: Ray packs two per CPU, and the default
+    concurrency (CPUs / cpus_per_trial) lets all four run."""
+    trials = run_packed(tmp_path, 0, 4, cpus=2, gpus=0, slots=4, cpus_per_trial=0.5)
+    assert len(trials) == 4 and all(t["status"] == "completed" for t in trials)
+    assert max_overlap([(t["last"]["started"], t["last"]["ended"]) for t in trials]) == 4

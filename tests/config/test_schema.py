@@ -93,6 +93,17 @@ def test_valid_config_fills_defaults() -> None:
         ),
         ("resources.gpus_per_trial", -1, "resources.gpus_per_trial"),
         (
+            "resources.cpus_per_trial",
+            1.5,
+            "resources.cpus_per_trial: must be a fraction in (0, 1) or a whole number (got 1.5)",
+        ),
+        ("resources.cpus_per_trial", 0, "resources.cpus_per_trial: must be > 0 (got 0)"),
+        (
+            "resources.cpus_per_trial",
+            "one",
+            "resources.cpus_per_trial: must be a number (got 'one')",
+        ),
+        (
             "resources.gpus_per_trial",
             "half",
             "resources.gpus_per_trial: must be a number or 'auto' (got 'half')",
@@ -194,6 +205,17 @@ def test_gpus_per_trial_auto_is_kept_as_written_until_resolved() -> None:
     assert spec_to_json(resolved)["resources"]["gpus_per_trial"] == 0.125
     assert spec.resources.gpus_auto  # the original is unchanged
     assert parse_spec(spec_to_json(spec)) == spec  # spec.json round-trips
+
+
+def test_a_fraction_of_a_cpu_is_kept_and_runs_one_thread() -> None:
+    spec = parse_spec(with_("resources", {"cpus_per_trial": 0.25}))
+    assert spec.resources.cpus_per_trial == 0.25 and spec.resources.threads_per_trial == 1
+    assert spec_to_json(spec)["resources"]["cpus_per_trial"] == 0.25
+    whole = parse_spec(with_("resources", {"cpus_per_trial": 2.0}))
+    assert whole.resources.threads_per_trial == 2
+    # a whole number stays an int, so spec.json (and its hash) reads as before
+    assert spec_to_json(whole)["resources"]["cpus_per_trial"] == 2
+    assert isinstance(spec_to_json(parse_spec(BASE))["resources"]["cpus_per_trial"], int)
 
 
 def test_gpus_per_trial_number_is_unchanged() -> None:

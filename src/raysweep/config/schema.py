@@ -139,7 +139,12 @@ class ResourcesConfig(GpuSharingField):
 
     model_config = ConfigDict(serialize_by_alias=True)
 
-    cpus_per_trial: int = Field(default=1, ge=1)
+    # a whole number, or a fraction of one CPU for light trials (several share a core;
+    # each still runs one thread: ``threads_per_trial``)
+    cpus_per_trial: int | float = Field(
+        default=1,
+        description="a whole number >= 1, or a fraction in (0, 1) for light trials",
+    )
     # sweep.json's ``gpus_per_trial`` as written (a number or "auto"); code reads the
     # number through the ``gpus_per_trial`` property, once a run has resolved "auto"
     # (driver/gpu_probe.py) into a copy of the spec.
@@ -149,6 +154,30 @@ class ResourcesConfig(GpuSharingField):
         description="0, a fraction in (0, 1], a whole number, or 'auto' (a probe of one "
         "trial's GPU memory picks the packing at run time)",
     )
+
+    @field_validator("cpus_per_trial", mode="before")
+    @classmethod
+    def _cpu_number(cls, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise ValueError(f"must be a number (got {value!r})")
+        try:
+            return float(value) if isinstance(value, str) else value
+        except ValueError:
+            raise ValueError(f"must be a number (got {value!r})") from None
+
+    @field_validator("cpus_per_trial")
+    @classmethod
+    def _cpu_fraction_or_whole(cls, value: float) -> float:
+        if not value > 0:
+            raise ValueError(f"must be > 0 (got {value!r})")
+        if value > 1 and not float(value).is_integer():
+            raise ValueError(f"must be a fraction in (0, 1) or a whole number (got {value:g})")
+        return int(value) if float(value).is_integer() else value
+
+    @property
+    def threads_per_trial(self) -> int:
+        """CPU threads a trial may use: its whole CPUs, one when it has a fraction of one."""
+        return max(1, int(self.cpus_per_trial))
 
     @field_validator("gpus_requested", mode="before")
     @classmethod

@@ -95,7 +95,7 @@ class LocalController:
         """Trials at once: ``search.max_concurrent``, else what fits on this machine's CPUs."""
         if self.spec.search.max_concurrent:
             return self.spec.search.max_concurrent
-        return max(1, (os.cpu_count() or 1) // self.spec.resources.cpus_per_trial)
+        return max(1, int((os.cpu_count() or 1) // self.spec.resources.cpus_per_trial))
 
     # -- the loop (main thread) ----------------------------------------------------
     def run(self, hooks: Hooks) -> list[LocalTrial]:
@@ -236,7 +236,7 @@ class LocalController:
             metric=spec.metric,
             mode=spec.mode,
             trainable_args=dict(spec.trainable_args),
-            cpus=spec.resources.cpus_per_trial,
+            cpus=spec.resources.threads_per_trial,
             deterministic=spec.reproducibility.deterministic,
             checkpoint_frequency=spec.checkpoint.frequency,
             checkpoint_at=pause_points(spec),

@@ -67,7 +67,7 @@ def _drive(
     for warning in search_warnings(spec):
         log.print(warning)
     _import_before_trials(spec)
-    set_deterministic(spec.reproducibility.deterministic, threads=spec.resources.cpus_per_trial)
+    set_deterministic(spec.reproducibility.deterministic, threads=spec.resources.threads_per_trial)
     with ResourceMonitor(run.usage_path, gpu_ids=()):
         trials = _run_trials(spec, run, options, log, stop)
     stop.check()

@@ -96,7 +96,7 @@ def build_plan(spec: SweepSpec, options: BuildOptions) -> TrialPlan:
         metric=spec.metric,
         mode=spec.mode,
         trainable_args=dict(spec.trainable_args),
-        cpus=spec.resources.cpus_per_trial,
+        cpus=spec.resources.threads_per_trial,
         gpu_fraction=trial_gpus(spec, options.cpu_fallback),
         deterministic=spec.reproducibility.deterministic,
         checkpoint_frequency=spec.checkpoint.frequency,
