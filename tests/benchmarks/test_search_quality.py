@@ -90,7 +90,12 @@ def earlier_result() -> dict[str, object]:
     return {
         "date": "2026-11-26T10:00:00Z",
         "command": "python -m benchmarks.search_quality",
-        "params": {"problems": ["mfh3", "mfh6"], "seeds": [1, 2], "budget_full_evals": 20},
+        "params": {
+            "problems": ["mfh3", "mfh6"],
+            "seeds": [1, 2],
+            "budget_full_evals": 20,
+            "slots": 4,
+        },
         "tables": {"mfh3": ["| a |"], "mfh6": ["| b |"]},
         "variants": {"mfh3 · raysweep: tpe": {"x": 1}, "mfh6 · raysweep: tpe": {"x": 2}},
         "targets": [{"name": "mfh3: t", "met": True}, {"name": "mfh6: t", "met": False}],
@@ -115,6 +120,10 @@ def test_a_subset_run_keeps_the_other_problems_figures_with_their_date() -> None
     assert carry_over(earlier_result(), ["mfh6"], [1], 20, {}, [], {}, []) == []
     assert carry_over(earlier_result(), ["mfh6"], [1, 2], 10, {}, [], {}, []) == []
     assert carry_over(None, ["mfh6"], [1, 2], 20, {}, [], {}, []) == []
+    # nor from a run with another number of workers (its searchers saw other results)
+    two_slots = earlier_result()
+    two_slots["params"] = {**two_slots["params"], "slots": 2}  # type: ignore[dict-item]
+    assert carry_over(two_slots, ["mfh6"], [1, 2], 20, {}, [], {}, []) == []
 
 
 def test_a_subset_run_with_nothing_to_fill_the_rest_leaves_benchmarks_md_alone(
