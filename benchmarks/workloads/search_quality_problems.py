@@ -32,7 +32,7 @@ import numpy as np
 
 from benchmarks.workloads.search_quality_lgbm import LGBMProblem
 from benchmarks.workloads.search_quality_space import Param
-from benchmarks.workloads.search_quality_tabular import HPOLIB_PARKINSONS
+from benchmarks.workloads.search_quality_tabular import HPOLIB_PARKINSONS, NB201_CIFAR10
 
 ALPHA = np.array([1.0, 1.2, 3.0, 3.2])
 A3 = np.array([[3.0, 10, 30], [0.1, 10, 35], [3.0, 10, 30], [0.1, 10, 35]])
@@ -149,4 +149,5 @@ PROBLEMS: dict[str, Problem] = {
     "mfh6": MFHartmann("mfh6", A6, P6, optimum=-3.32237),
     "lgbm": LGBMProblem(),
     "hpolib": HPOLIB_PARKINSONS,
+    "nb201": NB201_CIFAR10,
 }

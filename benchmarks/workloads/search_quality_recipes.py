@@ -137,10 +137,11 @@ GRID_PROBLEMS = ("mfh3",)  # 3 levels per parameter: 27 points in 3 dimensions
 ONLY_ON = {"tpe + asha (ray engine)": ("lgbm",), "tpe + asha (grace 3)": ("lgbm",),
            "tpe + asha (grace 9)": ("lgbm",)}  # fmt: skip
 # lgbm measures strict mode with its batches only (the window's figures are Hartmann's)
-# and hpolib with the window of 4 (the window of 2 equals TPE at 2 slots, measured on Hartmann)
+# and the tables with the window of 4 (the window of 2 equals TPE at 2 slots, on Hartmann)
 SKIP_ON = {"lgbm": ("tpe univariate (before)", "tpe univariate + asha (before)",
                     "tpe strict window 4", "tpe strict window 2"),
-           "hpolib": ("tpe univariate (before)", "tpe strict window 2")}  # fmt: skip
+           "hpolib": ("tpe univariate (before)", "tpe strict window 2"),
+           "nb201": ("tpe univariate (before)", "tpe strict window 2")}  # fmt: skip
 
 
 def runs_on(recipe: str, problem: str) -> bool:

