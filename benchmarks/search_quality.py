@@ -236,6 +236,17 @@ def run(quick: bool = False, repeats: int | None = None, trials: int | None = No
     missing = [p for p in left_out if p not in carried]
     earlier_evals = (earlier or {}).get("params", {}).get("full_evals_per_problem", {})
     evals.update({p: earlier_evals[p] for p in carried if p in earlier_evals})
+    ahead = ahead_of_every_peer(variants)
+    if ahead is not None:
+        targets.append(
+            target(
+                "problems on which a raysweep recipe ends below every peer (median "
+                f"final regret): {', '.join(ahead) or 'none'}",
+                len(ahead),
+                ">=",
+                1,
+            )
+        )
     params = {"problems": [p for p in PROBLEMS if p in tables], "seeds": seeds,
               "budget_full_evals": full, "fidelity_steps_per_trial": 27,
               "full_evals_per_problem": evals,
@@ -252,6 +263,21 @@ def run(quick: bool = False, repeats: int | None = None, trials: int | None = No
     if partial:
         result["partial"] = "; ".join(partial)
     return result
+
+
+def ahead_of_every_peer(variants: dict[str, Any]) -> list[str] | None:
+    """The problems on which raysweep's best median final regret is below every peer's
+    (None: no problem has both), from the variants of this run and those carried over."""
+    best: dict[str, dict[str, float]] = {}  # problem -> "raysweep"/"peer" -> lowest median
+    for key, row in variants.items():
+        problem, _, name = key.partition(" · ")
+        side = name.split(":")[0]
+        median = row.get("regret_100pct", {}).get("median")
+        if side in ("raysweep", "peer") and median is not None:
+            kept = best.setdefault(problem, {})
+            kept[side] = min(kept.get(side, float("inf")), float(median))
+    both = {p: b for p, b in best.items() if len(b) == 2}
+    return [p for p, b in both.items() if b["raysweep"] < b["peer"]] if both else None
 
 
 def left_out_optimizers(recipes: Sequence[str], peers: Sequence[str], quick: bool) -> list[str]:

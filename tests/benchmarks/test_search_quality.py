@@ -212,3 +212,21 @@ def test_a_run_that_finds_the_optimum_counts_as_regret_zero_not_as_missing() -> 
     at_end = "mfh3: tpe / best peer (found) median regret at 100% (peer's 95% CI up to 1.00)"
     assert got[at_end] == 1.0
     assert got["mfh3: tpe strict batch 4 / tpe median final regret"] == 1.0
+
+
+def test_the_problems_where_raysweep_ends_below_every_peer_are_counted() -> None:
+    from benchmarks.search_quality import ahead_of_every_peer
+
+    def row(median: float) -> dict[str, object]:
+        return {"regret_100pct": {"median": median}}
+
+    variants = {
+        "mfh3 · raysweep: tpe": row(0.5), "mfh3 · raysweep: tpe + asha": row(0.1),
+        "mfh3 · peer: dehb": row(0.2), "mfh3 · peer: smac-mf": row(0.3),
+        "mfh6 · raysweep: tpe": row(0.5), "mfh6 · peer: dehb": row(0.4),
+        "lgbm · raysweep: tpe": row(0.5),  # no peer ran: not counted either way
+    }  # fmt: skip
+    assert ahead_of_every_peer(variants) == ["mfh3"]
+    variants["mfh3 · peer: smac-mf"] = row(0.1)  # a tie is not ahead
+    assert ahead_of_every_peer(variants) == []
+    assert ahead_of_every_peer({"mfh3 · raysweep: tpe": row(0.5)}) is None
