@@ -44,6 +44,9 @@ class TrialRecord:
         return data
 
 
+WALL_TIME_DECIMALS = 3  # results.json's wall_time_s: milliseconds
+
+
 @dataclass
 class SweepResult:
     """A whole sweep: its objective and every trial, in suggestion order."""
@@ -60,7 +63,7 @@ class SweepResult:
         if self.rank_by != DEFAULT_RANK_BY:  # results.json of "best" sweeps as it always was
             data["rank_by"] = self.rank_by
         if self.wall_time_s is not None:  # the driver's wall time, for the reports
-            data["wall_time_s"] = round(self.wall_time_s, 3)
+            data["wall_time_s"] = round(self.wall_time_s, WALL_TIME_DECIMALS)
         data["trials"] = [t.to_json() for t in self.trials]
         return data
 

@@ -11,7 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from raysweep.report.collect import collect_spec_trials
-from raysweep.report.records import SweepResult
+from raysweep.report.records import WALL_TIME_DECIMALS, SweepResult
 
 if TYPE_CHECKING:
     from raysweep.config.schema import SweepSpec
@@ -21,7 +21,9 @@ if TYPE_CHECKING:
 def collect_result(spec: SweepSpec, run: RunDir, trials: list[Any], started: float) -> SweepResult:
     """The SweepResult of ``trials`` (every trial of the run), timed from ``started``."""
     result = collect_spec_trials(spec, run, trials)
-    result.wall_time_s = time.monotonic() - started
+    # to the precision results.json keeps: the reports written now and the ones `sweep report`
+    # writes later from results.json then read the same time (1.1501 s was "1.2 s", then "1.1 s")
+    result.wall_time_s = round(time.monotonic() - started, WALL_TIME_DECIMALS)
     return result
 
 
