@@ -209,9 +209,24 @@ def test_a_run_that_finds_the_optimum_counts_as_regret_zero_not_as_missing() -> 
     runs = {"raysweep: tpe": [found] * 3, "raysweep: tpe strict batch 4": [found] * 3,
             "peer: near": [near] * 3, "peer: found": [found] * 3}  # fmt: skip
     got = {t["name"]: t["value"] for t in targets_for("mfh3", runs, budget=100)}
-    at_end = "mfh3: tpe / best peer (found) median regret at 100% (peer's 95% CI up to 1.00)"
+    (at_end,) = [
+        k for k in got if k.startswith("mfh3: tpe / best peer (found) median regret at 100%")
+    ]
     assert got[at_end] == 1.0
     assert got["mfh3: tpe strict batch 4 / tpe median final regret"] == 1.0
+
+
+def test_against_a_peer_whose_median_found_the_optimum_ours_must_be_inside_its_interval() -> None:
+    """A ratio to a median of 0 is infinite for any regret: the bound must not be too."""
+    from benchmarks.search_quality import targets_for
+
+    optimum = [[10, 1.0, 0.5, 0.0]]
+    near = [[10, 1.0, 0.5, 0.01]]
+    far = [[10, 1.0, 0.5, 0.5]]
+    peer = [optimum] * 7 + [near] * 3  # median 0, the interval's high end 0.01
+    for ours, met in (([far] * 10, False), ([near] * 10, True), ([optimum] * 10, True)):
+        got = targets_for("nb201", {"raysweep: tpe": ours, "peer: p": peer}, budget=100)
+        assert [t["met"] for t in got] == [met] * 3, got
 
 
 def test_the_problems_where_raysweep_ends_below_every_peer_are_counted() -> None:
