@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from raysweep.config.load import format_error, json_schema, parse_spec, spec_to_json
-from raysweep.config.schema import UnresolvedGpusError
+from raysweep.config.resources import UnresolvedGpusError
 from raysweep.config.space import GridParam, IntParam
 from raysweep.errors import ConfigError
 

@@ -10,7 +10,8 @@ import pytest
 
 from factories import make_spec
 from raysweep.config.load import parse_spec, spec_to_json
-from raysweep.config.schema import SweepSpec, UnresolvedGpusError
+from raysweep.config.resources import UnresolvedGpusError
+from raysweep.config.schema import SweepSpec
 from raysweep.driver.gpu_probe import _probe_trial, packing_cap
 from raysweep.errors import ResumeError
 from raysweep.gpu.planning import recorded_spec
