@@ -76,8 +76,11 @@ def run_packed(
 
 @pytest.mark.slow
 def test_quarter_gpus_pack_four_trials_per_gpu(tmp_path: Path, max_overlap: Overlap) -> None:
-    trials = run_packed(tmp_path, 0.25, 8, cpus=8, gpus=2, slots=8)
+    """8 trials at 0.25 GPU and 0.5 CPU on 2 GPUs and 4 CPUs: four per GPU, two per CPU,
+    all at once (the default concurrency is CPUs / cpus_per_trial)."""
+    trials = run_packed(tmp_path, 0.25, 8, cpus=4, gpus=2, slots=8, cpus_per_trial=0.5)
     assert len(trials) == 8
+    assert max_overlap([(t["last"]["started"], t["last"]["ended"]) for t in trials]) == 8
     by_gpu: dict[str, list[tuple[float, float]]] = {}
     for t in trials:
         last = t["last"]
@@ -100,12 +103,3 @@ def test_whole_gpu_trials_never_share(tmp_path: Path, max_overlap: Overlap) -> N
             seen.setdefault(gpu, []).append((last["started"], last["ended"]))
     assert all(max_overlap(v) == 1 for v in seen.values())
     assert len(seen) == 4
-
-
-@pytest.mark.slow
-def test_half_cpu_trials_run_four_at_once_on_two_cpus(tmp_path: Path, max_overlap: Overlap) -> None:
-    """Light trials at cpus_per_trial 0.5: Ray packs two per CPU, and the default
-    concurrency (CPUs / cpus_per_trial) lets all four run."""
-    trials = run_packed(tmp_path, 0, 4, cpus=2, gpus=0, slots=4, cpus_per_trial=0.5)
-    assert len(trials) == 4 and all(t["status"] == "completed" for t in trials)
-    assert max_overlap([(t["last"]["started"], t["last"]["ended"]) for t in trials]) == 4
