@@ -61,8 +61,9 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("early_stopping", "ASHA and Hyperband vs full-budget random search: compute "
               "to reach the same loss", "--quick", suite=True),
     Benchmark("search_quality", "regret for the budget on multi-fidelity Hartmann-3/6, "
-              "LightGBM (boosting rounds as fidelity) and HPOLib's tabular results: raysweep's "
-              "recipes vs Optuna, DEHB, SMAC3, Syne Tune, hpbandster",
+              "LightGBM (boosting rounds as fidelity) and the tabular results of HPOLib and "
+              "NAS-Bench-201, 4 workers: raysweep's recipes vs Optuna, DEHB, SMAC3, Syne Tune, "
+              "hpbandster",
               "--quick", suite=True, in_quick_suite=True),
     Benchmark("scale", "10,000 no-op trials: wall time and late/early throughput",
               "--quick", suite=True, in_quick_suite=True),
