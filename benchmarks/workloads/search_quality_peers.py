@@ -90,12 +90,12 @@ def stepwise_run(record: Record, workers: int, start: Callable[[], tuple[Any, di
     """
     pool = [Worker() for _ in range(workers)]
     for worker in workers_in_time_order(pool, record):
-        if worker.job is not None:
+        if worker.job is not None:  # (handle, config, steps done, the last step's value)
             handle, config, z, value = worker.job
-            worker.job = (handle, config, z) if deliver(handle, z, value) else None
+            if not deliver(handle, z, value):
+                worker.job = None
         if worker.job is None:
-            worker.job = (*start(), 0)
-        handle, config, z = worker.job[:3]
+            (handle, config), z = start(), 0
         value = record.observe(config, z + 1, 1)
         worker.clock += 1
         worker.job = (handle, config, z + 1, value)

@@ -24,7 +24,7 @@ from benchmarks.workloads.search_quality_problems import PROBLEMS, Problem
 # A trial takes one CPU where the machine has 4, else its share of them (0.5 on 2 CPUs:
 # ``resources.cpus_per_trial`` takes a fraction for light trials such as these).
 SLOTS = 4
-CPUS_PER_TRIAL: float = 1 if (os.cpu_count() or 1) >= SLOTS else (os.cpu_count() or 1) / SLOTS
+CPUS_PER_TRIAL: float = min(1, (os.cpu_count() or 1) / SLOTS)
 TRAINABLE = "benchmarks.workloads.search_quality_recipes:mf_hartmann"
 
 

@@ -12,7 +12,7 @@ over the seeds minus the best mean of the table (for NAS-Bench-201, whose metric
 is a validation accuracy in %, the best mean minus the mean, and the observed value
 is the accuracy's negative, so every optimizer minimizes). One evaluation is one trial at
 full fidelity (``max_fidelity`` 1), so the multi-fidelity recipes and peers sit
-this problem out.
+these problems out.
 
 The table is read from the installed package, lazily and once per process: the
 raysweep trainable and the peers' runner both evaluate through this module, so
