@@ -61,9 +61,9 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("early_stopping", "ASHA and Hyperband vs full-budget random search: compute "
               "to reach the same loss", "--quick", suite=True),
     Benchmark("search_quality", "regret for the budget on multi-fidelity Hartmann-3/6, "
-              "LightGBM (boosting rounds as fidelity) and the tabular results of HPOLib and "
-              "NAS-Bench-201, 4 workers: raysweep's recipes vs Optuna, DEHB, SMAC3, Syne Tune, "
-              "hpbandster",
+              "LightGBM (boosting rounds as fidelity), the trading workload (walk-forward folds "
+              "as fidelity) and the tabular results of HPOLib and NAS-Bench-201, 4 workers: "
+              "raysweep's recipes vs Optuna, DEHB, SMAC3, Syne Tune, hpbandster",
               "--quick", suite=True, in_quick_suite=True),
     Benchmark("scale", "10,000 no-op trials: wall time and late/early throughput",
               "--quick", suite=True, in_quick_suite=True),
@@ -97,6 +97,10 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               "the real searcher chain on a simulated clock, many seeds",
               "--seeds 3 --problems mfh3",
               usage="[--seeds N] [--trials N] [--slots N] [--problems P] [--recipes R]"),
+    Benchmark("asha_rule", "Ray's ASHA rung rule vs Optuna's successive halving under the "
+              "same TPE on a simulated clock, many seeds",
+              "--seeds 3 --problems mfh3",
+              usage="[--seeds N] [--trials N] [--workers N] [--problems P]"),
 )  # fmt: skip
 
 BY_NAME: dict[str, Benchmark] = {b.name: b for b in BENCHMARKS}

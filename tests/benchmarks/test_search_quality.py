@@ -245,3 +245,19 @@ def test_the_problems_where_raysweep_ends_below_every_peer_are_counted() -> None
     variants["mfh3 · peer: smac-mf"] = row(0.1)  # a tie is not ahead
     assert ahead_of_every_peer(variants) == []
     assert ahead_of_every_peer({"mfh3 · raysweep: tpe": row(0.5)}) is None
+
+
+def test_the_asha_rule_comparison_runs_both_rules_on_the_same_budget() -> None:
+    from benchmarks import asha_rule
+
+    for rule in asha_rule.RULES:
+        runs = asha_rule.run("mfh3", rule, seed=1, budget=60, workers=4)
+        assert [r[0] for r in runs] == list(range(1, 61)), rule
+    pruner = asha_rule.ray_pruner(max_t=27)  # Ray's bracket: below the 67th percentile stops
+
+    class Trial:
+        def __init__(self, number: int, value: float) -> None:
+            self.number, self.last_step, self.intermediate_values = number, 1, {1: value}
+
+    assert [pruner.prune(None, Trial(n, v)) for n, v in enumerate((1.0, 2.0, 1.9, 0.5))] == [
+        False, True, True, False]  # fmt: skip
