@@ -23,6 +23,7 @@ search, recorded below with its seed and command) minus the configuration's.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import math
@@ -115,34 +116,54 @@ class TradingProblem:
 
     def value(self, config: Mapping[str, Any], z: int) -> float:
         """The composite over the first ``z`` folds, negated."""
-        return -self.curve(config)[z - 1]
+        return -self.curve(config, z)[z - 1]
 
     def regret(self, config: Mapping[str, Any]) -> float:
         """The reference optimum minus the configuration's composite over every fold."""
         return REFERENCE_OPTIMUM - self.curve(config)[-1]
 
-    def curve(self, config: Mapping[str, Any]) -> list[float]:
-        """The composite after each fold (one evaluation per configuration, cached)."""
+    def curve(self, config: Mapping[str, Any], folds: int = N_FOLDS) -> list[float]:
+        """The composite after each of the first ``folds`` folds, or more (cached).
+
+        A longer request than the cached curve evaluates at least 3 times its folds
+        (the first folds again: a walk-forward evaluation has no shortcut), so a peer
+        that asks fold by fold pays about one whole evaluation per configuration, and
+        one that stops a configuration after its first fold pays for that fold alone.
+        """
         clean = {p.name: p.cast(config[p.name]) for p in PARAMS}
         key = tuple(float(v) for v in clean.values())
-        if key not in self._curves:
+        cached = len(self._curves.get(key, ()))
+        if cached < folds:
+            folds = min(N_FOLDS, max(folds, 3 * cached))
             if importlib.util.find_spec("raysweep") is not None:
-                self._curves[key] = composites(clean)
+                self._curves[key] = composites(clean, folds=folds)
             else:
                 self._server = self._server or Server(_python())
-                self._curves[key] = self._server.curve(clean)
+                self._curves[key] = self._server.curve(clean, folds)
         return self._curves[key]
 
 
-def composites(config: Mapping[str, Any], seed: int = 0) -> list[float]:
-    """The trainable's composite after each fold, as a trial on one CPU reports it."""
+class _Enough(Exception):
+    """Raised by the report after the folds asked for: the evaluation stops there."""
+
+
+def composites(config: Mapping[str, Any], seed: int = 0, folds: int = N_FOLDS) -> list[float]:
+    """The trainable's composite after each of its first ``folds`` folds, as a trial on
+    one CPU reports it."""
     from raysweep.trainables.context import TrialContext
     from raysweep.trainables.trading.trainable import fit_trading
 
     ctx = TrialContext(index=0, seed=seed, metric="composite", mode="max",
                        trainable_args=dict(ARGS), cpus=1, deterministic=True)  # fmt: skip
     out: list[float] = []
-    fit_trading(dict(config), ctx, lambda metrics, _: out.append(float(metrics["composite"])))
+
+    def report(metrics: Mapping[str, float], _: object) -> None:
+        out.append(float(metrics["composite"]))
+        if len(out) >= folds:
+            raise _Enough
+
+    with contextlib.suppress(_Enough):
+        fit_trading(dict(config), ctx, report)
     return out
 
 
@@ -159,9 +180,9 @@ class Server:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         )  # fmt: skip
 
-    def curve(self, config: Mapping[str, Any]) -> list[float]:
+    def curve(self, config: Mapping[str, Any], folds: int = N_FOLDS) -> list[float]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps(dict(config)) + "\n")
+        self.proc.stdin.write(json.dumps({"config": dict(config), "folds": folds}) + "\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         if not line:
@@ -173,13 +194,15 @@ class Server:
 
 
 def serve() -> None:
-    """Answer one configuration per stdin line with its curve (stdout: JSON lines only)."""
+    """Answer each stdin line (a configuration and its folds) with its curve (stdout: JSON
+    lines only)."""
     import logging
 
     logging.disable(logging.WARNING)  # the synthetic-data warning would go to stderr only
     for line in sys.stdin:
         try:
-            answer: dict[str, Any] = {"curve": composites(json.loads(line))}
+            asked = json.loads(line)
+            answer: dict[str, Any] = {"curve": composites(asked["config"], folds=asked["folds"])}
         except Exception as e:  # the caller raises it, with the evaluator's words
             answer = {"error": f"{type(e).__name__}: {e}"}
         print(json.dumps(answer), flush=True)

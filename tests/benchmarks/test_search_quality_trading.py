@@ -36,6 +36,17 @@ def test_the_value_at_each_fold_is_the_composite_so_far_negated(curve: list[floa
     assert len(set(curve)) > 1  # the folds change the score: a real fidelity axis
 
 
+def test_a_configuration_stopped_early_is_evaluated_as_far_as_asked(curve: list[float]) -> None:
+    problem = trading.TradingProblem()
+    key = tuple(float(v) for v in CONFIG.values())
+    assert problem.value(CONFIG, 1) == -curve[0]
+    assert problem._curves[key] == curve[:1]  # one fold fitted, not eight
+    assert problem.value(CONFIG, 2) == -curve[1]
+    assert problem._curves[key] == curve[:3]  # a longer request: 3x the folds held
+    assert problem.regret(CONFIG) == trading.REFERENCE_OPTIMUM - curve[-1]
+    assert problem._curves[key] == curve
+
+
 def test_the_trial_seed_changes_nothing_so_the_value_is_a_function_of_the_config(
     curve: list[float],
 ) -> None:
@@ -48,6 +59,7 @@ def test_a_process_without_raysweep_gets_the_same_curve_from_the_server(
     server = trading.Server(Path(sys.executable))
     try:
         assert server.curve(CONFIG) == curve  # exact: the same code, the same floats
+        assert server.curve(CONFIG, 2) == curve[:2]
         with pytest.raises(RuntimeError, match="label_horizon"):
             server.curve({**CONFIG, "label_horizon": -3})  # the evaluator's own words
         assert server.curve(CONFIG) == curve  # and it keeps serving
