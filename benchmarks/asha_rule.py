@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from benchmarks.harness.regret import regret_at
-from benchmarks.workloads.search_quality_peers import Record, _suggest, stepwise_run
+from benchmarks.workloads.search_quality_peers import Record, optuna_pruned_run
 from benchmarks.workloads.search_quality_problems import PROBLEMS
 
 RULES = ("optuna-sha", "ray-asha")
@@ -58,26 +58,13 @@ def run(problem: str, rule: str, seed: int, budget: int, workers: int) -> list[l
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     record = Record(PROBLEMS[problem], budget)
-    z_max = record.problem.max_fidelity
-    sha = optuna.pruners.SuccessiveHalvingPruner(min_resource=1, reduction_factor=REDUCTION_FACTOR)
-    pruner = ray_pruner(z_max) if rule == "ray-asha" else sha
-    study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=seed), pruner=pruner)
-
-    def start() -> tuple[Any, dict[str, Any]]:
-        trial = study.ask()
-        return trial, {p.name: _suggest(trial, p) for p in record.problem.params}
-
-    def deliver(trial: Any, z: int, value: float) -> bool:
-        trial.report(value, z)
-        if z == z_max:
-            study.tell(trial, value)
-            return False
-        if trial.should_prune():
-            study.tell(trial, state=optuna.trial.TrialState.PRUNED)
-            return False
-        return True
-
-    stepwise_run(record, workers, start, deliver)
+    if rule == "ray-asha":
+        pruner = ray_pruner(record.problem.max_fidelity)
+    else:
+        pruner = optuna.pruners.SuccessiveHalvingPruner(
+            min_resource=1, reduction_factor=REDUCTION_FACTOR
+        )
+    optuna_pruned_run(record, seed, workers, pruner)
     return record.observations
 
 

@@ -36,6 +36,7 @@ from functools import cached_property
 from typing import Any
 
 from benchmarks.workloads.search_quality_space import Param
+from benchmarks.workloads.search_quality_space import random_configs as draw
 
 DATASET = "breast_cancer"
 SPLIT_SEED = 0
@@ -189,20 +190,7 @@ def split_digest(arrays: Any) -> str:
 
 def random_configs(n: int, seed: int) -> list[dict[str, float | int]]:
     """``n`` configurations drawn uniformly (log-uniformly where ``log``) from ``PARAMS``."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(n):
-        config: dict[str, float | int] = {}
-        for p in PARAMS:
-            if p.log:
-                x = math.exp(rng.uniform(math.log(p.low), math.log(p.high)))
-            else:
-                x = rng.uniform(p.low, p.high)
-            config[p.name] = p.cast(min(max(x, p.low), p.high))
-        out.append(config)
-    return out
+    return draw(PARAMS, n, seed)
 
 
 def reference(fits: int, seed: int) -> dict[str, Any]:

@@ -114,9 +114,15 @@ def optuna_run(record: Record, seed: int, workers: int, pruner: str) -> None:
             min_resource=1, max_resource=z_max, reduction_factor=3
         ),
     }
-    study = optuna.create_study(
-        sampler=optuna.samplers.TPESampler(seed=seed), pruner=pruners[pruner]()
-    )
+    optuna_pruned_run(record, seed, workers, pruners[pruner]())
+
+
+def optuna_pruned_run(record: Record, seed: int, workers: int, pruner: Any) -> None:
+    """Optuna 5 TPE (its defaults) whose trials ``pruner`` (an Optuna pruner) may stop."""
+    import optuna
+
+    z_max = record.problem.max_fidelity
+    study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=seed), pruner=pruner)
 
     def start() -> tuple[Any, dict[str, Any]]:
         trial = study.ask()

@@ -11,6 +11,7 @@ environment imports it too.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,3 +54,22 @@ class Param:
                     return choice
             raise ValueError(f"{self.name}: {value!r} is not one of {list(self.choices)}")
         return round(float(value)) if self.integer else float(value)
+
+
+def random_configs(params: Sequence[Param], n: int, seed: int) -> list[dict[str, float | int]]:
+    """``n`` configurations drawn uniformly (log-uniformly where ``log``) from numeric
+    ``params`` by numpy's generator of ``seed``: the draws of the reference searches."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        config: dict[str, float | int] = {}
+        for p in params:
+            if p.log:
+                x = math.exp(rng.uniform(math.log(p.low), math.log(p.high)))
+            else:
+                x = rng.uniform(p.low, p.high)
+            config[p.name] = p.cast(min(max(x, p.low), p.high))
+        out.append(config)
+    return out

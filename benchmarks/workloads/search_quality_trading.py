@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.workloads.search_quality_space import Param
+from benchmarks.workloads.search_quality_space import random_configs as draw
 
 REPO = Path(__file__).resolve().parents[2]
 # the interpreter of raysweep's environment, for a process that has no raysweep
@@ -210,20 +211,7 @@ def serve() -> None:
 
 def random_configs(n: int, seed: int) -> list[dict[str, float | int]]:
     """``n`` configurations drawn uniformly (log-uniformly where ``log``) from ``PARAMS``."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(n):
-        config: dict[str, float | int] = {}
-        for p in PARAMS:
-            if p.log:
-                x = math.exp(rng.uniform(math.log(p.low), math.log(p.high)))
-            else:
-                x = rng.uniform(p.low, p.high)
-            config[p.name] = p.cast(min(max(x, p.low), p.high))
-        out.append(config)
-    return out
+    return draw(PARAMS, n, seed)
 
 
 def reference(fits: int, seed: int) -> dict[str, Any]:
