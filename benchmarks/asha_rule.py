@@ -16,13 +16,13 @@ Optuna's with a 95% bootstrap interval (seeds paired).
 from __future__ import annotations
 
 import argparse
-import random
 import statistics
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from benchmarks.harness.regret import regret_at
+from benchmarks.strict_schedules import ratio_interval
 from benchmarks.workloads.search_quality_peers import Record, optuna_pruned_run
 from benchmarks.workloads.search_quality_problems import PROBLEMS
 
@@ -68,17 +68,6 @@ def run(problem: str, rule: str, seed: int, budget: int, workers: int) -> list[l
     return record.observations
 
 
-def paired_ratio_ci(ours: Sequence[float], theirs: Sequence[float]) -> tuple[float, float]:
-    """95% bootstrap interval of median(ours) / median(theirs), seeds resampled in pairs."""
-    rng, ratios = random.Random(0), []
-    for _ in range(2000):
-        pick = [rng.randrange(len(ours)) for _ in ours]
-        below = statistics.median(theirs[i] for i in pick)
-        ratios.append(statistics.median(ours[i] for i in pick) / below if below else 1.0)
-    ratios.sort()
-    return ratios[50], ratios[1949]
-
-
 def _regret(run: list[list[float]], budget: float) -> float:
     regret = regret_at(run, budget)
     return float("inf") if regret is None else regret
@@ -102,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for f in FRACTIONS:
             at = {rule: [_regret(r, f * budget) for r in runs[rule]] for rule in RULES}
             sha, ray = (statistics.median(at[rule]) for rule in RULES)
-            low, high = paired_ratio_ci(at["ray-asha"], at["optuna-sha"])
+            low, high = ratio_interval(list(zip(at["ray-asha"], at["optuna-sha"], strict=True)))
             ratio = ray / sha if sha else 1.0
             print(f"| {problem} | {int(f * 100)}% | {sha:.3g} | {ray:.3g} | "
                   f"{ratio:.2f} [{low:.2f}, {high:.2f}] |", flush=True)  # fmt: skip

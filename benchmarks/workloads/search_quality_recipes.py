@@ -38,7 +38,8 @@ def mf_hartmann(config: dict[str, Any]) -> None:
     problem = PROBLEMS[str(config["problem"])]
     step_s = float(config.get("step_s", 0.0))
     for z in range(1, problem.max_fidelity + 1):
-        time.sleep(step_s)
+        if step_s:
+            time.sleep(step_s)
         tune.report({"value": problem.value(config, z)})
 
 
