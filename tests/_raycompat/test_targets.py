@@ -187,10 +187,11 @@ def test_check_requires_the_targets_of_the_installed_release_only(
         check_ray()
 
 
-def test_the_local_engine_needs_only_the_scheduler_and_searcher_targets() -> None:
+def test_the_local_engine_needs_only_the_scheduler_rung_and_searcher_targets() -> None:
     local = required_targets(ray_version(), "local")
-    assert {t.used_by for t in local} == {"scheduler_state", "searcher_state"}
+    assert {t.used_by for t in local} == {"scheduler_state", "searcher_state", "asha_rungs"}
     names = {t.name for t in local}
+    assert "ray.tune.schedulers.async_hyperband._Bracket.cutoff" in names
     assert "ray.tune.schedulers.hyperband.HyperBandScheduler._trial_info" in names
     assert "ray.tune.schedulers.hyperband._Bracket._halves" in names
     assert (

@@ -331,6 +331,35 @@ def _schedulers_and_searchers() -> list[Target]:
     ]
 
 
+def _asha_rungs() -> list[Target]:
+    """asha_rungs.py: the rank rule in Ray's ASHA bracket (both engines)."""
+    asha = "ray.tune.schedulers.async_hyperband"
+    bracket_args = ("min_t", "max_t", "reduction_factor", "s")
+    return [
+        Target(asha, "_Bracket", "callable", bracket_args, "asha_rungs", BOTH),
+        Target(asha, "_Bracket.cutoff", "callable", ("self", "recorded"), "asha_rungs", BOTH),
+        Target(
+            asha,
+            "_Bracket.on_result",
+            "callable",
+            ("self", "trial", "cur_iter", "cur_rew"),
+            "asha_rungs",
+            BOTH,
+        ),
+        # the override only counts while Ray's rule compares the new result with it
+        Target(
+            asha,
+            "_Bracket.on_result",
+            "source",
+            ("cutoff = self.cutoff(recorded)", "cur_rew < cutoff"),
+            "asha_rungs",
+            BOTH,
+        ),
+        *_fields(asha, "_Bracket", "rf", "asha_rungs", BOTH),
+        *_fields(asha, "AsyncHyperBandScheduler", "_brackets", "asha_rungs", BOTH),
+    ]
+
+
 TARGETS: tuple[Target, ...] = (
     *_snapshots(),
     *_rotation_and_repair(),
@@ -338,4 +367,5 @@ TARGETS: tuple[Target, ...] = (
     *_actors_and_results(),
     *_driver_access(),
     *_schedulers_and_searchers(),
+    *_asha_rungs(),
 )

@@ -20,7 +20,7 @@ Pure data, no Ray.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import (
     SerializationInfo,
@@ -47,13 +47,21 @@ class SchedulerMetric(StrictModel):
 
     metric: str | None = None
     mode: Literal["min", "max"] | None = None
+    # field -> the value every spec.json written before the field existed resolves to:
+    # left out of spec.json at that value, so old specs and their hashes stay as they were
+    OMITTED_AT: ClassVar[dict[str, Any]] = {}
 
     @model_serializer(mode="wrap")
     def _omit_unset(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
         data = handler(self)
-        if isinstance(data, dict) and data.get("metric") is None and data.get("mode") is None:
+        if not isinstance(data, dict):
+            return data
+        if data.get("metric") is None and data.get("mode") is None:
             data.pop("metric", None)  # a one-metric sweep's scheduler serialises as it did
             data.pop("mode", None)
+        for name, old in self.OMITTED_AT.items():
+            if data.get(name) == old:
+                del data[name]
         return data
 
     @model_validator(mode="after")

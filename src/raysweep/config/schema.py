@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     Field,
@@ -96,6 +96,18 @@ class AshaScheduler(SchedulerMetric):
     grace_period: int = Field(default=1, ge=1)
     reduction_factor: float = Field(default=3, gt=1)
     brackets: int = Field(default=1, ge=1)
+    # None: a spec.json written before this field, run with Ray's rule ("percentile") and
+    # left out of spec.json so its hash stays; a new sweep records its rule
+    # (config/search_defaults.py), "percentile" too when the config sets it
+    rung_rule: Literal["rank", "percentile"] | None = Field(
+        default=None,
+        description="which trials pass a rung: 'rank' keeps the best n // reduction_factor "
+        "of the n results there, itself counted (the ASHA paper, Optuna's successive "
+        "halving); 'percentile' continues a trial at or above the (1 - 1/reduction_factor) "
+        "percentile of those recorded before it (Ray Tune's ASHAScheduler); unset: 'rank' "
+        "for a new sweep ('percentile' for a run started before the field existed)",
+    )
+    OMITTED_AT: ClassVar[dict[str, Any]] = {"rung_rule": None}
 
     @model_validator(mode="after")
     def _grace(self) -> AshaScheduler:

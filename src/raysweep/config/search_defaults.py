@@ -2,7 +2,10 @@
 
 A new strict sweep records ``reproducibility.strict_schedule: "window"``; a
 spec.json without it (written before the window existed) resolves to the
-batches it ran with, and its sha256 stays as it was.
+batches it ran with, and its sha256 stays as it was. In the same way a new ASHA
+sweep whose config leaves ``scheduler.rung_rule`` unset records ``"rank"``; a
+spec.json without it resumes with the ``percentile`` rule of Ray Tune's ASHA it
+ran with.
 
 Optuna's TPE defaults changed under raysweep: Optuna 5's ``TPESampler`` is
 multivariate for one objective and a constant liar (running trials count as
@@ -27,7 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from raysweep.config.conditions import conditions
-from raysweep.config.schema import SweepSpec
+from raysweep.config.schema import AshaScheduler, SweepSpec
 
 
 def given_options(data: Mapping[str, Any]) -> set[str]:
@@ -48,11 +51,16 @@ def with_new_defaults(spec: SweepSpec, given: set[str], schedule_given: bool = T
 
     A strict sweep whose config does not set ``strict_schedule`` gets the
     sliding window (search/window.py): TPE as good per trial as with batches
-    and no slot left idle at a batch's tail (benchmarks/BENCHMARKS.md).
+    and no slot left idle at a batch's tail (benchmarks/BENCHMARKS.md). An ASHA
+    sweep whose config leaves ``rung_rule`` unset gets the ``rank`` rule
+    (``_raycompat/asha_rungs.py``; measured in BENCHMARKS.md).
     """
     if spec.reproducibility.strict and not schedule_given:
         repro = spec.reproducibility.model_copy(update={"strict_schedule": "window"})
         spec = spec.model_copy(update={"reproducibility": repro})
+    if isinstance(spec.scheduler, AshaScheduler) and spec.scheduler.rung_rule is None:
+        scheduler = spec.scheduler.model_copy(update={"rung_rule": "rank"})
+        spec = spec.model_copy(update={"scheduler": scheduler})
     options = dict(spec.search.options)
     if spec.search.algorithm != "optuna" or options.get("sampler") != "tpe":
         return spec

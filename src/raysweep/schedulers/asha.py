@@ -1,9 +1,10 @@
-"""ASHA: asynchronous successive halving."""
+"""ASHA: asynchronous successive halving, with the rung rule the spec names."""
 
 from __future__ import annotations
 
 from ray.tune.schedulers import AsyncHyperBandScheduler, TrialScheduler
 
+from raysweep._raycompat.asha_rungs import use_rank_rule
 from raysweep.config.schema import AshaScheduler
 from raysweep.schedulers.next_trial import NextTrialCursor
 
@@ -13,8 +14,10 @@ class SweepASHAScheduler(NextTrialCursor, AsyncHyperBandScheduler):
 
 
 def make_asha(config: AshaScheduler, time_attr: str) -> TrialScheduler:
-    """Ray Tune's ASHAScheduler (metric and mode from TuneConfig, or scheduler.metric/mode)."""
-    return SweepASHAScheduler(
+    """Ray Tune's ASHAScheduler (metric and mode from TuneConfig, or scheduler.metric/mode);
+    ``rung_rule: "rank"`` gives it brackets that keep the best third of each rung
+    (``_raycompat/asha_rungs.py``), ``"percentile"`` leaves Ray's own."""
+    scheduler = SweepASHAScheduler(
         time_attr=time_attr,
         metric=config.metric,
         mode=config.mode,
@@ -23,3 +26,8 @@ def make_asha(config: AshaScheduler, time_attr: str) -> TrialScheduler:
         reduction_factor=config.reduction_factor,
         brackets=config.brackets,
     )
+    if config.rung_rule == "rank":
+        use_rank_rule(
+            scheduler, config.grace_period, config.max_t, config.reduction_factor, config.brackets
+        )
+    return scheduler
