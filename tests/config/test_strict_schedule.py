@@ -11,6 +11,7 @@ import pytest
 from factories import quadratic_sweep
 from raysweep.config.load import parse_spec, spec_hash, spec_to_json
 from raysweep.errors import ConfigError
+from raysweep.run.resume_spec import resumed_spec
 from raysweep.rundir import RunDir
 from raysweep.search.strict import BatchedSearcher
 from raysweep.search.window import WindowSearcher
@@ -28,14 +29,22 @@ def test_a_new_strict_sweep_records_the_window() -> None:
     assert isinstance(build_searcher(spec).searcher, WindowSearcher)
 
 
-def test_batches_stay_available_and_leave_spec_json_as_before() -> None:
+def test_batches_stay_available_and_are_recorded() -> None:
     explicit = parse_spec(strict_data(strict_schedule="batch"))
-    before = parse_spec(strict_data(), new_defaults=False)  # as spec.json was written before
-    assert explicit.reproducibility.strict_schedule == "batch"
-    assert "strict_schedule" not in spec_to_json(explicit)["reproducibility"]
-    assert spec_to_json(explicit) == spec_to_json(before)
-    assert spec_hash(explicit) == spec_hash(before)
+    assert explicit.reproducibility.schedule == "batch"
+    assert spec_to_json(explicit)["reproducibility"]["strict_schedule"] == "batch"
     assert isinstance(build_searcher(explicit).searcher, BatchedSearcher)
+
+
+@pytest.mark.parametrize("given", [{}, {"strict_schedule": "batch"}, {"strict_schedule": "window"}])
+def test_a_run_resumes_with_the_config_it_was_started_with(
+    tmp_path: Path, given: dict[str, str]
+) -> None:
+    """``sweep run --config F --resume``, a nightly job's command: explicit batches were
+    once left out of spec.json, and the config then differed from it (refused)."""
+    started = parse_spec(strict_data(**given))
+    resumed = resumed_spec(RunDir(tmp_path), started, parse_spec(strict_data(**given)))
+    assert spec_to_json(resumed) == spec_to_json(started)
 
 
 def test_an_old_strict_spec_json_resumes_with_batches_and_the_same_hash(tmp_path: Path) -> None:
@@ -45,7 +54,8 @@ def test_an_old_strict_spec_json_resumes_with_batches_and_the_same_hash(tmp_path
     recorded = hashlib.sha256(canonical.encode()).hexdigest()
     (tmp_path / "spec.json").write_text(json.dumps({"sha256": recorded, "spec": old}))
     spec = RunDir(tmp_path).read_spec()
-    assert spec.reproducibility.strict_schedule == "batch"
+    assert spec.reproducibility.strict_schedule is None
+    assert spec.reproducibility.schedule == "batch"
     assert spec_hash(spec) == recorded
     assert isinstance(build_searcher(spec).searcher, BatchedSearcher)
 

@@ -13,7 +13,7 @@ from pydantic import TypeAdapter, ValidationError
 from raysweep.config.base import format_error
 from raysweep.config.hooks import apply_space_hooks
 from raysweep.config.schema import SweepSpec
-from raysweep.config.search_defaults import given_options, given_schedule, with_new_defaults
+from raysweep.config.search_defaults import given_options, with_new_defaults
 from raysweep.config.space import Param
 from raysweep.errors import ConfigError
 
@@ -98,7 +98,7 @@ def parse_spec(
         spec = SweepSpec.model_validate(resolved)
         if not new_defaults:
             return spec
-        return with_new_defaults(spec, given_options(resolved), given_schedule(resolved))
+        return with_new_defaults(spec, given_options(resolved))
     except ValidationError as exc:
         lines = [format_error(err) for err in exc.errors()]
         raise ConfigError(f"{source}: invalid sweep config\n  " + "\n  ".join(lines)) from None

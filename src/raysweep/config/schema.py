@@ -146,21 +146,26 @@ class ReproducibilityConfig(StrictModel):
     deterministic: bool = True
     strict: bool = False
     batch_size: int = Field(default=4, ge=1)
-    # "batch": what every spec.json written before this field resolves to (the field is
-    # left out of spec.json then, so old hashes stay); new strict sweeps record theirs
-    # (config/search_defaults.py).
-    strict_schedule: Literal["batch", "window"] = Field(
-        default="batch",
+    # None: a spec.json written before this field, run with batches and left out of
+    # spec.json so its hash stays; a new strict sweep records its schedule
+    # (config/search_defaults.py), "batch" too when the config sets it
+    strict_schedule: Literal["batch", "window"] | None = Field(
+        default=None,
         description="strict mode: 'window' suggests trial i once trials <= i - batch_size "
         "have finished; 'batch' hands out fixed batches of batch_size; unset: 'window' for "
-        "a new strict sweep, 'batch' for a spec.json written before the window existed",
+        "a new strict sweep ('batch' for a run started before the window existed)",
     )
 
+    @property
+    def schedule(self) -> Literal["batch", "window"]:
+        """The strict schedule this spec runs with (unset: the batches of older runs)."""
+        return self.strict_schedule or "batch"
+
     @model_serializer(mode="wrap")
-    def _omit_batch_schedule(self, handler: SerializerFunctionWrapHandler) -> Any:
+    def _omit_unset_schedule(self, handler: SerializerFunctionWrapHandler) -> Any:
         data = handler(self)
-        if type(data) is dict and data.get("strict_schedule") == "batch":
-            del data["strict_schedule"]  # spec.json and its hash as before the field existed
+        if type(data) is dict and data.get("strict_schedule") is None:
+            data.pop("strict_schedule", None)  # spec.json and its hash as before the field
         return data
 
 

@@ -1,8 +1,9 @@
 """The searcher defaults a new sweep gets, written into its resolved spec.
 
-A new strict sweep records ``reproducibility.strict_schedule: "window"``; a
-spec.json without it (written before the window existed) resolves to the
-batches it ran with, and its sha256 stays as it was. In the same way a new ASHA
+A new strict sweep whose config leaves ``reproducibility.strict_schedule`` unset
+records ``"window"`` (``"batch"`` when the config says so); a spec.json without
+it (written before the window existed) runs the batches it ran with, and its
+sha256 stays as it was. In the same way a new ASHA
 sweep whose config leaves ``scheduler.rung_rule`` unset records ``"rank"``; a
 spec.json without it resumes with the ``percentile`` rule of Ray Tune's ASHA it
 ran with.
@@ -40,22 +41,16 @@ def given_options(data: Mapping[str, Any]) -> set[str]:
     return set(options) if isinstance(options, Mapping) else set()
 
 
-def given_schedule(data: Mapping[str, Any]) -> bool:
-    """Whether a raw sweep.json sets ``reproducibility.strict_schedule``."""
-    repro = data.get("reproducibility")
-    return isinstance(repro, Mapping) and "strict_schedule" in repro
-
-
-def with_new_defaults(spec: SweepSpec, given: set[str], schedule_given: bool = True) -> SweepSpec:
+def with_new_defaults(spec: SweepSpec, given: set[str]) -> SweepSpec:
     """``spec`` with the current defaults for every TPE option not in ``given``.
 
-    A strict sweep whose config does not set ``strict_schedule`` gets the
+    A strict sweep whose config leaves ``strict_schedule`` unset gets the
     sliding window (search/window.py): TPE as good per trial as with batches
     and no slot left idle at a batch's tail (benchmarks/BENCHMARKS.md). An ASHA
     sweep whose config leaves ``rung_rule`` unset gets the ``rank`` rule
     (``_raycompat/asha_rungs.py``; measured in BENCHMARKS.md).
     """
-    if spec.reproducibility.strict and not schedule_given:
+    if spec.reproducibility.strict and spec.reproducibility.strict_schedule is None:
         repro = spec.reproducibility.model_copy(update={"strict_schedule": "window"})
         spec = spec.model_copy(update={"reproducibility": repro})
     if isinstance(spec.scheduler, AshaScheduler) and spec.scheduler.rung_rule is None:

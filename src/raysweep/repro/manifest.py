@@ -121,7 +121,7 @@ def build_manifest(
             "deterministic": repro.deterministic,
             "strict": repro.strict,
             "batch_size": repro.batch_size,
-            "strict_schedule": repro.strict_schedule,
+            "strict_schedule": repro.schedule,
             "guarantee": guarantee(spec),
         },
         "search": {
@@ -183,7 +183,7 @@ def guarantee(spec: SweepSpec) -> str:
     if spec.reproducibility.strict:
         return (
             "strict: configs and trial metrics depend only on the seed, the batch size and "
-            f"the schedule ({spec.reproducibility.strict_schedule}), not on timing or "
+            f"the schedule ({spec.reproducibility.schedule}), not on timing or "
             "search.max_concurrent"
         )
     if spec.search.max_concurrent == 1:

@@ -84,7 +84,7 @@ def build_searcher(spec: SweepSpec, points: Sequence[Mapping[str, Any]] = ()) ->
     if conds:
         inner = ActiveOnly(inner, conds)
     repro = spec.reproducibility
-    if repro.strict and repro.strict_schedule == "window":
+    if repro.strict and repro.schedule == "window":
         inner = WindowSearcher(inner, window=repro.batch_size, total=spec.total_trials)
     elif repro.strict:
         inner = BatchedSearcher(inner, batch_size=repro.batch_size, total=spec.total_trials)
