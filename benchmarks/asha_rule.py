@@ -8,9 +8,12 @@ time), its trials stopped either by Optuna's ``SuccessiveHalvingPruner`` or by R
 ASHA bracket itself (``ray.tune.schedulers.async_hyperband._Bracket``, the object
 ``ASHAScheduler`` asks, told each step's result), the same rungs (grace 1, reduction
 factor 3) and seeds. The rest of the chain is the same, so the ratio is the rule's.
+A third rule is raysweep's ``rank`` (``scheduler.rung_rule``, the default for new
+sweeps): Ray's bracket with raysweep's ``RankBracket`` cutoff, which should decide
+as Optuna's pruner does, step for step.
 
-Per problem and fraction of the budget: each rule's median regret and Ray's over
-Optuna's with a 95% bootstrap interval (seeds paired).
+Per problem and fraction of the budget: each rule's median regret and Ray's, then
+raysweep's, over Optuna's with a 95% bootstrap interval (seeds paired).
 """
 
 from __future__ import annotations
@@ -26,22 +29,26 @@ from benchmarks.strict_schedules import ratio_interval
 from benchmarks.workloads.search_quality_peers import Record, optuna_pruned_run
 from benchmarks.workloads.search_quality_problems import PROBLEMS
 
-RULES = ("optuna-sha", "ray-asha")
+RULES = ("optuna-sha", "ray-asha", "raysweep-rank")
 FRACTIONS = (0.1, 0.25, 0.5, 1.0)
 REDUCTION_FACTOR = 3
 
 
-def ray_pruner(max_t: int) -> Any:
-    """An Optuna pruner that asks Ray's ASHA bracket, as ``ASHAScheduler.on_trial_result``."""
+def ray_pruner(max_t: int, rank: bool = False) -> Any:
+    """An Optuna pruner that asks Ray's ASHA bracket, as ``ASHAScheduler.on_trial_result``
+    (``rank``: the bracket raysweep's ``rung_rule: "rank"`` builds)."""
     import optuna
     from ray.tune.schedulers.async_hyperband import _Bracket
     from ray.tune.schedulers.trial_scheduler import TrialScheduler
+
+    from raysweep._raycompat.asha_rungs import RankBracket
 
     class Handle:  # what _Bracket reads of a trial
         def __init__(self, number: int) -> None:
             self.trial_id = str(number)
 
-    bracket = _Bracket(min_t=1, max_t=max_t, reduction_factor=REDUCTION_FACTOR, s=0)
+    kind = RankBracket if rank else _Bracket
+    bracket = kind(min_t=1, max_t=max_t, reduction_factor=REDUCTION_FACTOR, s=0)
 
     class RayAsha(optuna.pruners.BasePruner):  # type: ignore[misc]
         def prune(self, study: Any, trial: Any) -> bool:
@@ -58,8 +65,8 @@ def run(problem: str, rule: str, seed: int, budget: int, workers: int) -> list[l
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     record = Record(PROBLEMS[problem], budget)
-    if rule == "ray-asha":
-        pruner = ray_pruner(record.problem.max_fidelity)
+    if rule in ("ray-asha", "raysweep-rank"):
+        pruner = ray_pruner(record.problem.max_fidelity, rank=rule == "raysweep-rank")
     else:
         pruner = optuna.pruners.SuccessiveHalvingPruner(
             min_resource=1, reduction_factor=REDUCTION_FACTOR
@@ -80,8 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--trials", type=int, default=20, help="budget in full-fidelity trials")
     p.add_argument("--workers", type=int, default=4)
     args = p.parse_args(argv)
-    print("| problem | budget | optuna-sha | ray-asha | ray / optuna [95% CI] |")
-    print("|---|---|---|---|---|")
+    print("| problem | budget | optuna-sha | ray-asha | raysweep-rank | ray / optuna [95% CI] "
+          "| raysweep / optuna [95% CI] |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|")
     for problem in args.problems.split(","):
         if PROBLEMS[problem].max_fidelity == 1:
             p.error(f"{problem} has no fidelity axis: no rungs to compare")
@@ -90,11 +98,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                        for seed in range(1, args.seeds + 1)] for rule in RULES}  # fmt: skip
         for f in FRACTIONS:
             at = {rule: [_regret(r, f * budget) for r in runs[rule]] for rule in RULES}
-            sha, ray = (statistics.median(at[rule]) for rule in RULES)
-            low, high = ratio_interval(list(zip(at["ray-asha"], at["optuna-sha"], strict=True)))
-            ratio = ray / sha if sha else 1.0
-            print(f"| {problem} | {int(f * 100)}% | {sha:.3g} | {ray:.3g} | "
-                  f"{ratio:.2f} [{low:.2f}, {high:.2f}] |", flush=True)  # fmt: skip
+            medians = {rule: statistics.median(at[rule]) for rule in RULES}
+            cells = [f"{medians[rule]:.3g}" for rule in RULES]
+            for rule in RULES[1:]:
+                low, high = ratio_interval(list(zip(at[rule], at["optuna-sha"], strict=True)))
+                sha = medians["optuna-sha"]
+                ratio = medians[rule] / sha if sha else 1.0
+                cells.append(f"{ratio:.2f} [{low:.2f}, {high:.2f}]")
+            print(f"| {problem} | {int(f * 100)}% | " + " | ".join(cells) + " |", flush=True)
     return 0
 
 

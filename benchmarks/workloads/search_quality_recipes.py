@@ -72,9 +72,11 @@ Recipe = Callable[[Problem, int, int], dict[str, Any]]
 
 def _optuna(options: dict[str, Any] | None = None, scale: float = 1.0, mf: bool = False,
             strict: str | None = None, size: int = 4, engine: str | None = None,
-            grace: int = 1, step_s: float = 0.0) -> Recipe:  # fmt: skip
+            grace: int = 1, step_s: float = 0.0,
+            rung_rule: str | None = None) -> Recipe:  # fmt: skip
     """``"algorithm": "optuna"`` (TPE unless ``options`` names another sampler); ``step_s``:
-    each fidelity step of the Hartmann trainable lasts that long."""
+    each fidelity step of the Hartmann trainable lasts that long; ``rung_rule``: ASHA's
+    (unset: a new sweep's default)."""
 
     def make(problem: Problem, seed: int, full: int) -> dict[str, Any]:
         search: dict[str, Any] = {"algorithm": "optuna"}
@@ -83,6 +85,8 @@ def _optuna(options: dict[str, Any] | None = None, scale: float = 1.0, mf: bool 
         config = base(problem, seed, int(full * scale), search)
         if mf:
             config["scheduler"] = asha(problem, grace)
+            if rung_rule is not None:
+                config["scheduler"]["rung_rule"] = rung_rule
         if strict:  # the schedule: "batch" or "window", of size 4 unless said
             config["reproducibility"] = {"strict": True, "batch_size": size,
                                          "strict_schedule": strict}  # fmt: skip
@@ -139,15 +143,23 @@ RECIPES: dict[str, Recipe] = {
     # a step lasts longer than a trial takes to start (20-200 ms here), as in real training:
     # the first trials then meet at each rung instead of the first running alone to the end
     "tpe + asha (50 ms steps)": _optuna(mf=True, scale=6, step_s=0.05),
+    # Ray Tune's own rung rule, the default before "rank" (BENCHMARKS.md: ASHA's rung rule)
+    "tpe + asha (ray's rule)": _optuna(mf=True, scale=6, rung_rule="percentile"),
+    "tpe + asha (ray's rule; 50 ms steps)": _optuna(
+        mf=True, scale=6, step_s=0.05, rung_rule="percentile"
+    ),
 }
 MULTI_FIDELITY = ("tpe + asha", "tpe univariate + asha (before)", "random + hyperband",
                   "tpe + asha (ray engine)", "gp + asha", "tpe + asha (grace 3)",
-                  "tpe + asha (grace 9)", "tpe + asha (50 ms steps)")  # fmt: skip
+                  "tpe + asha (grace 9)", "tpe + asha (50 ms steps)", "tpe + asha (ray's rule)",
+                  "tpe + asha (ray's rule; 50 ms steps)")  # fmt: skip
 GRID_PROBLEMS = ("mfh3",)  # 3 levels per parameter: 27 points in 3 dimensions
 # recipes run on one problem only (the others run everywhere, grid on GRID_PROBLEMS):
 # Hartmann's recipes already run on Ray; lgbm's run locally, one of them on Ray too
 ONLY_ON = {"tpe + asha (ray engine)": ("lgbm",), "tpe + asha (grace 3)": ("lgbm",),
-           "tpe + asha (grace 9)": ("lgbm",), "tpe + asha (50 ms steps)": ("mfh3",)}  # fmt: skip
+           "tpe + asha (grace 9)": ("lgbm",), "tpe + asha (50 ms steps)": ("mfh3", "mfh6"),
+           "tpe + asha (ray's rule)": ("mfh3", "mfh6"),
+           "tpe + asha (ray's rule; 50 ms steps)": ("mfh3", "mfh6")}  # fmt: skip
 # lgbm measures strict mode with its batches only (the window's figures are Hartmann's),
 # the tables and trading with the window of 4 (the window of 2 equals TPE at 2 slots, on
 # Hartmann); the "(before)" recipes and GP + ASHA stay on the problems they were measured on

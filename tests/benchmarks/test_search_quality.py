@@ -247,17 +247,25 @@ def test_the_problems_where_raysweep_ends_below_every_peer_are_counted() -> None
     assert ahead_of_every_peer({"mfh3 · raysweep: tpe": row(0.5)}) is None
 
 
-def test_the_asha_rule_comparison_runs_both_rules_on_the_same_budget() -> None:
+def test_the_asha_rule_comparison_runs_every_rule_on_the_same_budget() -> None:
     from benchmarks import asha_rule
 
-    for rule in asha_rule.RULES:
-        runs = asha_rule.run("mfh3", rule, seed=1, budget=60, workers=4)
-        assert [r[0] for r in runs] == list(range(1, 61)), rule
-    pruner = asha_rule.ray_pruner(max_t=27)  # Ray's bracket: below the 67th percentile stops
+    runs = {rule: asha_rule.run("mfh3", rule, seed=1, budget=120, workers=4)
+            for rule in asha_rule.RULES}  # fmt: skip
+    for rule, observations in runs.items():
+        assert [r[0] for r in observations] == list(range(1, 121)), rule
+    # raysweep's rank rule decides as Optuna's pruner: the same run, step for step (the
+    # observations without their wall time)
+    steps = {rule: [(r[0], *r[2:]) for r in observations] for rule, observations in runs.items()}
+    assert steps["raysweep-rank"] == steps["optuna-sha"] != steps["ray-asha"]
 
     class Trial:
         def __init__(self, number: int, value: float) -> None:
             self.number, self.last_step, self.intermediate_values = number, 1, {1: value}
 
-    assert [pruner.prune(None, Trial(n, v)) for n, v in enumerate((1.0, 2.0, 1.9, 0.5))] == [
-        False, True, True, False]  # fmt: skip
+    losses = (0.5, 0.4, 0.42, 0.3, 0.6)  # 0.42: above Ray's 67th percentile of the two before
+    ray, rank = asha_rule.ray_pruner(max_t=27), asha_rule.ray_pruner(max_t=27, rank=True)
+    assert [ray.prune(None, Trial(n, v)) for n, v in enumerate(losses)] == [
+        False, False, False, False, True]  # fmt: skip
+    assert [rank.prune(None, Trial(n, v)) for n, v in enumerate(losses)] == [
+        False, False, True, False, True]  # fmt: skip
