@@ -24,8 +24,6 @@ from typing import Any
 
 from ray.tune.schedulers.async_hyperband import _Bracket
 
-RUNG_RULES = ("percentile", "rank")
-
 
 class RankBracket(_Bracket):
     """Ray's ASHA bracket whose rung keeps the best ``n // rf`` of its ``n`` results."""

@@ -3,10 +3,9 @@
 A new strict sweep whose config leaves ``reproducibility.strict_schedule`` unset
 records ``"window"`` (``"batch"`` when the config says so); a spec.json without
 it (written before the window existed) runs the batches it ran with, and its
-sha256 stays as it was. In the same way a new ASHA
-sweep whose config leaves ``scheduler.rung_rule`` unset records ``"rank"``; a
-spec.json without it resumes with the ``percentile`` rule of Ray Tune's ASHA it
-ran with.
+sha256 stays as it was. In the same way a new ASHA sweep whose config leaves
+``scheduler.rung_rule`` unset records ``"rank"``; a spec.json without it resumes
+with the ``percentile`` rule of Ray Tune's ASHA it ran with.
 
 Optuna's TPE defaults changed under raysweep: Optuna 5's ``TPESampler`` is
 multivariate for one objective and a constant liar (running trials count as
