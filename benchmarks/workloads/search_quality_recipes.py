@@ -158,7 +158,7 @@ GRID_PROBLEMS = ("mfh3",)  # 3 levels per parameter: 27 points in 3 dimensions
 # Hartmann's recipes already run on Ray; lgbm's run locally, one of them on Ray too
 ONLY_ON = {"tpe + asha (ray engine)": ("lgbm",), "tpe + asha (grace 3)": ("lgbm",),
            "tpe + asha (grace 9)": ("lgbm",), "tpe + asha (50 ms steps)": ("mfh3", "mfh6"),
-           "tpe + asha (ray's rule)": ("mfh3", "mfh6"),
+           "tpe + asha (ray's rule)": ("mfh3", "mfh6", "lgbm", "trading"),
            "tpe + asha (ray's rule; 50 ms steps)": ("mfh3", "mfh6")}  # fmt: skip
 # lgbm measures strict mode with its batches only (the window's figures are Hartmann's),
 # the tables and trading with the window of 4 (the window of 2 equals TPE at 2 slots, on
