@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 from e2e_helpers import Sweeps, wait_for
-from engine_helpers import contract_sweep, run_contract_sweep, trials_by_index
+from engine_helpers import contract_sweep, trials_by_index
 
 from raysweep.rundir import RunDir
 
@@ -78,10 +78,12 @@ def test_killed_or_signalled_at_several_points_then_resumed_equals_uninterrupted
     tmp_path: Path, drivers: Sweeps, engine: str
 ) -> None:
     data = crash_sweep(engine)
-    code, reference, out = run_contract_sweep(tmp_path / "uninterrupted", data)
-    assert code == 0, out
     config = tmp_path / "crash.json"
     config.write_text(json.dumps(data))
+    # the uninterrupted run of the same config, a driver of its own alongside the others
+    uninterrupted = tmp_path / "uninterrupted"
+    whole = drivers.start("run", "--config", str(config), "--storage", str(uninterrupted),
+                          "--no-dashboard")  # fmt: skip
     run = RunDir(tmp_path / "runs" / data["name"])
     storage = str(run.path.parent)
     kept: dict[int, list[float]] = {}  # trials that ended before a kill: kept as they were
@@ -148,6 +150,9 @@ def test_killed_or_signalled_at_several_points_then_resumed_equals_uninterrupted
     drivers.kill_group(sixth)
 
     # 7. The last resume completes the sweep: the uninterrupted run's trials, index by index.
+    code, out = drivers.wait(whole, timeout=300)
+    assert code == 0, out
+    reference = RunDir(uninterrupted / data["name"])
     code, out = drivers.run("resume", str(run.path))
     assert code == 0, out
     assert "drew other configs" not in out  # a replayed searcher suggests as it did
