@@ -145,14 +145,14 @@ def interrupted(
 
 @pytest.fixture(scope="module", params=ENGINES)
 def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """Every scheduler's sweeps on one engine, uninterrupted and killed, two at a time."""
+    """Every scheduler's sweeps on one engine, uninterrupted and killed, three at a time."""
     engine = request.param
     scenarios = {}
     for scheduler in ENGINE_SCHEDULERS[engine]:
         for kind, scenario in (("whole", uninterrupted), ("killed", interrupted)):
             tmp = tmp_path_factory.mktemp(f"{engine}-{scheduler}-{kind}")
             scenarios[scheduler, kind] = functools.partial(scenario, tmp, engine, scheduler)
-    outcomes = together(scenarios, at_once=2)
+    outcomes = together(scenarios, at_once=3)
     yield outcomes
     settle(outcomes)
 
