@@ -57,6 +57,7 @@ from benchmarks.workloads.search_quality_recipes import (
     RECIPES,
     SLOTS,
     observations,
+    resolved_digest,
     runs_on,
 )
 from benchmarks.workloads.search_quality_trading import PYTHON_ENV as TRADING_PYTHON_ENV
@@ -334,8 +335,9 @@ def carry_over(earlier: dict[str, Any] | None, left_out: Sequence[str], seeds: l
 
 def _cache_path(where: Path, problem: str, name: str, seed: int, full: int) -> Path:
     slug = "".join(c if c.isalnum() else "_" for c in name)
-    if name.startswith("raysweep: "):  # not the runs recorded once per trial end, before
-        slug += f"-{RECIPE_RECORDS}"
+    if name.startswith("raysweep: "):  # not the runs recorded once per trial end, before,
+        # nor those of a recipe that resolved otherwise (an older default)
+        slug += f"-{RECIPE_RECORDS}-{resolved_digest(name[len('raysweep: ') :], problem, full)}"
     # the workers are part of a run's identity: 2-slot runs recorded before are not reused
     return where / f"{NAME}-runs" / f"{problem}-{full}-w{SLOTS}" / f"{slug}-{seed}.json"
 

@@ -12,6 +12,7 @@ are cut at the budget).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -169,6 +170,18 @@ SKIP_ON = {"lgbm": ("tpe univariate (before)", "tpe univariate + asha (before)",
            "nb201": ("tpe univariate (before)", "tpe strict window 2"),
            "trading": ("tpe univariate (before)", "tpe univariate + asha (before)",
                        "tpe strict window 2", "gp + asha")}  # fmt: skip
+
+
+def resolved_digest(recipe: str, problem: str, full: int) -> str:
+    """8 hex digits of the spec ``recipe`` resolves to on ``problem`` today, the seed and
+    name aside: a default that changes (ASHA's rung rule, TPE's options) changes it, so
+    ``--reuse`` never takes a run recorded under an older default for a new one."""
+    from raysweep.config.load import parse_spec, spec_to_json
+
+    spec = spec_to_json(parse_spec(RECIPES[recipe](PROBLEMS[problem], 1, full)))
+    spec.pop("seed", None)
+    spec.pop("name", None)
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:8]
 
 
 def runs_on(recipe: str, problem: str) -> bool:

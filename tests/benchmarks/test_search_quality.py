@@ -12,7 +12,7 @@ import pytest
 from benchmarks.harness.regret import quartiles, regret_at, regret_at_time
 from benchmarks.workloads.search_quality_peers import run as run_peer
 from benchmarks.workloads.search_quality_problems import PROBLEMS, MFHartmann
-from benchmarks.workloads.search_quality_recipes import RECIPES, runs_on
+from benchmarks.workloads.search_quality_recipes import RECIPES, resolved_digest, runs_on
 
 from raysweep.config.load import parse_spec
 
@@ -269,3 +269,20 @@ def test_the_asha_rule_comparison_runs_every_rule_on_the_same_budget() -> None:
         False, False, False, False, True]  # fmt: skip
     assert [rank.prune(None, Trial(n, v)) for n, v in enumerate(losses)] == [
         False, False, True, False, True]  # fmt: skip
+
+
+def test_reuse_never_takes_a_run_recorded_under_another_resolved_spec(tmp_path: Path) -> None:
+    """A recipe whose spec resolves otherwise today (a default changed: ASHA's rung rule)
+    is recorded under another name, so ``--reuse`` runs it again."""
+    from benchmarks import search_quality as sq
+
+    recorded = [[1.0, 0.1, 0.5, 0.5]]
+    for seed in (1, 2):
+        sq._keep({}, "raysweep: tpe + asha", recorded, [], tmp_path, "mfh3", seed, 20)
+    assert sq._cached(True, tmp_path, "mfh3", "raysweep: tpe + asha", 2, 20) == recorded
+    assert sq._cached(True, tmp_path, "mfh3", "raysweep: tpe + asha (ray's rule)", 2, 20) is None
+    today = sq._cache_path(tmp_path, "mfh3", "raysweep: tpe + asha", 1, 20)
+    digest = resolved_digest("tpe + asha", "mfh3", 20)
+    assert digest in today.name
+    today.rename(today.with_name(today.name.replace(digest, "0" * 8)))  # an older default's
+    assert sq._cached(True, tmp_path, "mfh3", "raysweep: tpe + asha", 1, 20) is None
