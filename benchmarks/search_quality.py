@@ -337,7 +337,8 @@ def _cache_path(where: Path, problem: str, name: str, seed: int, full: int) -> P
     slug = "".join(c if c.isalnum() else "_" for c in name)
     if name.startswith("raysweep: "):  # not the runs recorded once per trial end, before,
         # nor those of a recipe that resolved otherwise (an older default)
-        slug += f"-{RECIPE_RECORDS}-{resolved_digest(name[len('raysweep: ') :], problem, full)}"
+        digest = resolved_digest(name.removeprefix("raysweep: "), problem, full)
+        slug += f"-{RECIPE_RECORDS}-{digest}"
     # the workers are part of a run's identity: 2-slot runs recorded before are not reused
     return where / f"{NAME}-runs" / f"{problem}-{full}-w{SLOTS}" / f"{slug}-{seed}.json"
 

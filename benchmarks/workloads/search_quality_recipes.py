@@ -12,6 +12,7 @@ are cut at the budget).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -172,6 +173,7 @@ SKIP_ON = {"lgbm": ("tpe univariate (before)", "tpe univariate + asha (before)",
                        "tpe strict window 2", "gp + asha")}  # fmt: skip
 
 
+@functools.cache  # asked for each seed's run: the spec resolves once per recipe and problem
 def resolved_digest(recipe: str, problem: str, full: int) -> str:
     """8 hex digits of the spec ``recipe`` resolves to on ``problem`` today, the seed and
     name aside: a default that changes (ASHA's rung rule, TPE's options) changes it, so

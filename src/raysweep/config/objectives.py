@@ -47,9 +47,9 @@ class SchedulerMetric(StrictModel):
 
     metric: str | None = None
     mode: Literal["min", "max"] | None = None
-    # field -> the value every spec.json written before the field existed resolves to:
-    # left out of spec.json at that value, so old specs and their hashes stay as they were
-    OMITTED_AT: ClassVar[dict[str, Any]] = {}
+    # fields added later, None in a spec.json written before them: left out of spec.json
+    # while unset, so old specs and their hashes stay as they were
+    OMITTED_WHEN_UNSET: ClassVar[tuple[str, ...]] = ()
 
     @model_serializer(mode="wrap")
     def _omit_unset(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
@@ -59,9 +59,9 @@ class SchedulerMetric(StrictModel):
         if data.get("metric") is None and data.get("mode") is None:
             data.pop("metric", None)  # a one-metric sweep's scheduler serialises as it did
             data.pop("mode", None)
-        for name, old in self.OMITTED_AT.items():
-            if data.get(name) == old:
-                del data[name]
+        for name in self.OMITTED_WHEN_UNSET:
+            if data.get(name) is None:
+                data.pop(name, None)
         return data
 
     @model_validator(mode="after")

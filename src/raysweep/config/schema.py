@@ -107,7 +107,7 @@ class AshaScheduler(SchedulerMetric):
         "percentile of those recorded before it (Ray Tune's ASHAScheduler); unset: 'rank' "
         "for a new sweep ('percentile' for a run started before the field existed)",
     )
-    OMITTED_AT: ClassVar[dict[str, Any]] = {"rung_rule": None}
+    OMITTED_WHEN_UNSET: ClassVar[tuple[str, ...]] = ("rung_rule",)
 
     @model_validator(mode="after")
     def _grace(self) -> AshaScheduler:
