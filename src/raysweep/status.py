@@ -118,7 +118,7 @@ def _live(run: RunDir, spec: Any, total: int | None) -> tuple[dict[str, int], An
         counts[kind] = counts.get(kind, 0) + 1
     if total is not None:
         counts["pending"] = max(0, total - len(started | set(ended)))
-    best = _best_of_events(list(ended.values()), spec)
+    best = _best_of_events(list(ended.values()), spec, returned)
     return counts, best, "trials.jsonl"
 
 
@@ -130,11 +130,15 @@ class _EndedTrial:
     index: int
     last: dict[str, Any]
     best_metric: float | None
-    status: str = "completed"
+    iterations: int
+    status: str
 
 
-def _best_of_events(events: list[dict[str, Any]], spec: Any) -> dict[str, Any] | None:
-    """The best ended trial so far, by the sweep's ranking rule (report/ranking.py)."""
+def _best_of_events(
+    events: list[dict[str, Any]], spec: Any, returned: set[str]
+) -> dict[str, Any] | None:
+    """The best ended trial so far, by the sweep's ranking rule (report/ranking.py);
+    ``returned``: the trials that ran to their end (the others were stopped early)."""
     if spec is None:
         return None
     metric, mode = spec.metric, spec.mode
@@ -144,6 +148,8 @@ def _best_of_events(events: list[dict[str, Any]], spec: Any) -> dict[str, Any] |
             index=position,  # ties: the trial that ended first
             last={metric: event.get(metric)},
             best_metric=event.get("best", event.get(metric)),
+            iterations=int(event.get("iterations") or 0),
+            status="completed" if event.get("trial_id") in returned else "stopped",
         )
         for position, event in enumerate(events)
         if event["event"] == "ended"

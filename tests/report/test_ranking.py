@@ -160,13 +160,33 @@ def test_collect_takes_the_rule_from_the_spec(tmp_path: Path) -> None:
 
 def test_the_legacy_export_and_the_plain_ranking_agree_on_last() -> None:
     result = trading_like("last", (PEAKED, STEADY, ("short", 5.0, 2.0)))
-    result.trials[2].iterations = 2  # stopped after 2 of 4 folds
-    assert [t.trial_id for t in rank_trials(result.trials, "composite", "max", "last")] == [
-        "short",
-        "steady",
-        "peaked",
-    ]
-    assert [t.trial_id for t in legacy_ranking(result)] == ["steady", "peaked", "short"]
+    result.trials[2].iterations = 2  # stopped by its scheduler after 2 of 4 folds
+    result.trials[2].status = "stopped"
+    by_last = ["steady", "peaked", "short"]
+    assert [t.trial_id for t in rank_trials(result.trials, "composite", "max", "last")] == by_last
+    assert [t.trial_id for t in legacy_ranking(result)] == by_last
+    assert [t.trial_id for t in result.ranked()] == by_last
+    assert result.best() is not None and result.best().trial_id == "steady"
+
+
+def test_last_ranks_trials_cut_short_after_those_that_ran_to_their_end() -> None:
+    trials = (PEAKED, STEADY, ("short", 5.0, 2.0), ("shorter", 6.0, 3.0), ("full", 1.0, 0.5))
+    result = trading_like("last", trials)
+    for trial, iterations in zip(result.trials[2:], (2, 1, 4), strict=True):
+        trial.status, trial.iterations = "stopped", iterations
+    # "full" was stopped at the last fold (as by max_iterations): not cut short
+    order = ["steady", "full", "peaked", "shorter", "short"]
+    assert [t.trial_id for t in result.ranked()] == order
+    # by the best value, a stopped trial is ranked by its best as always
+    by_best = trading_like("best", trials)
+    by_best.trials[3].status = "stopped"
+    assert by_best.ranked()[0].trial_id == "shorter"
+    # min mode: the same rule
+    low = [TrialRecord(f"t{i}", i, s, {}, i, n, {"loss": v}, v)
+           for i, (s, n, v) in enumerate((("completed", 3, 2.0), ("stopped", 1, 0.1),
+                                          ("completed", 3, 1.5)))]  # fmt: skip
+    assert [t.trial_id for t in rank_trials(low, "loss", "min", "last")] == ["t2", "t0", "t1"]
+    assert [t.trial_id for t in rank_trials(low, "loss", "min", "best")] == ["t1", "t2", "t0"]
 
 
 def test_live_status_ranks_by_the_rule(tmp_path: Path) -> None:
@@ -183,6 +203,28 @@ def test_live_status_ranks_by_the_rule(tmp_path: Path) -> None:
         {"event": "ended", "trial_id": "steady", "index": 1, "composite": 1.1, "best": 1.2},
     ]
     run.events_path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    best = run_status(run)["best"]
+    assert (best["trial_id"], best["value"]) == ("steady", 1.1)
+
+
+def test_live_status_ranks_a_trial_cut_short_after_those_that_ran_every_fold(
+    tmp_path: Path,
+) -> None:
+    import raysweep.trainables  # noqa: F401
+
+    run = RunDir(tmp_path / "r")
+    run.path.mkdir()
+    run.write_spec(load_spec(REPO / "sweeps" / "trading.json"))
+    run.mark("running")
+    events = [
+        {"event": "start", "trial_id": "steady", "index": 0, "t": 1},
+        {"event": "start", "trial_id": "short", "index": 1, "t": 2},
+        {"event": "ended", "trial_id": "steady", "index": 0, "iterations": 4, "composite": 1.1},
+        {"event": "ended", "trial_id": "short", "index": 1, "iterations": 1, "composite": 5.0},
+    ]
+    run.events_path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    info = {"event": "returned", "trial_id": "steady"}
+    (run.path / "trial_info.jsonl").write_text(json.dumps(info) + "\n")
     best = run_status(run)["best"]
     assert (best["trial_id"], best["value"]) == ("steady", 1.1)
 
@@ -231,3 +273,38 @@ def test_a_sweep_run_with_rank_by_last_writes_the_last_values(
     by_last = min(result.trials, key=lambda t: t.last["loss"])
     assert (best["trial_id"], best["value"]) == (by_last.trial_id, by_last.last["loss"])
     assert f"loss={by_last.last['loss']:.6g}" in run.read_report()
+
+
+def test_an_asha_sweep_ranked_by_last_puts_a_trial_that_ran_every_fold_first(
+    tmp_path: Path, sweep_cli: Callable[..., Any]
+) -> None:
+    """A real ASHA sweep of a score cumulated over folds: the trials ASHA
+    stopped after their first fold have higher last values than any complete trial."""
+    data = {
+        "name": "cumulative",
+        "trainable": "examples.quadratic:cumulative",
+        "metric": "score",
+        "mode": "max",
+        "rank_by": "last",
+        "space": {"x": {"type": "uniform", "low": 0.2, "high": 1.0}, "steps": 4},
+        "search": {"algorithm": "random", "num_samples": 10, "max_concurrent": 1},
+        "scheduler": {"type": "asha", "max_t": 4, "grace_period": 1, "reduction_factor": 2},
+        "seed": 3,
+    }
+    path = tmp_path / "cumulative.json"
+    path.write_text(json.dumps(data))
+    done = sweep_cli("run", "--config", str(path), "--storage", str(tmp_path / "runs"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    run = RunDir(tmp_path / "runs" / "cumulative")
+    result = run.read_results()
+    stopped = [t for t in result.trials if t.status == "stopped"]
+    complete = [t for t in result.trials if t.status == "completed"]
+    assert stopped and complete
+    best_complete = max(t.last["score"] for t in complete)
+    assert max(t.last["score"] for t in stopped) > best_complete  # the case ranked here
+    ranked = result.ranked()
+    assert {t.trial_id for t in ranked[: len(complete)]} == {t.trial_id for t in complete}
+    best = run.read_best()
+    assert best is not None and best["value"] == best_complete
+    shown = json.loads(best_text(run, top=len(complete) + 1))
+    assert shown[-1]["trial_id"] in {t.trial_id for t in stopped}

@@ -27,15 +27,11 @@ from raysweep.report.records import SweepResult, TrialRecord
 
 
 def legacy_ranking(result: SweepResult) -> list[TrialRecord]:
-    """Trials with the metric: those that ran every fold first, each group best first.
-
-    Within each group, the order is the one ranking rule's by the last value
-    (report/ranking.py), whatever the sweep's ``rank_by``.
+    """Trials with the metric by the one ranking rule's last value (report/ranking.py),
+    whatever the sweep's ``rank_by``: those that ran every fold first, each group best first.
     """
     finished = [t for t in result.trials if t.status in ("completed", "stopped")]
-    scored = rank_trials(finished, result.metric, result.mode, "last")
-    longest = max((t.iterations for t in scored), default=0)
-    return sorted(scored, key=lambda t: t.iterations < longest)  # stable: keeps the rank
+    return rank_trials(finished, result.metric, result.mode, "last")
 
 
 def legacy_export(

@@ -4,7 +4,11 @@ results.json's order of best, best_config.json, ``sweep best``, the reports, the
 nightly export and the regression check all rank with :func:`rank_trials`, so a
 sweep's ``rank_by`` (config/ranking.py) means the same thing everywhere:
 ``"best"`` ranks a trial by its best value over its iterations (``best_metric``),
-``"last"`` by the value it ended with (``last[metric]``). Errored trials and
+``"last"`` by the value it ended with (``last[metric]``). A last value covers the
+iterations a trial ran, so under ``"last"`` a trial its scheduler stopped early
+ranks after every trial that ran to its end, whatever its value: a trading trial
+cut after 2 of 8 folds is not compared with full walk-forward scores (Optuna's
+best trial is likewise a complete one, never a pruned one). Errored trials and
 trials without a value are not ranked; ties go to the lower trial index.
 """
 
@@ -28,6 +32,8 @@ class Rankable(Protocol):
     def last(self) -> Mapping[str, Any]: ...
     @property
     def best_metric(self) -> float | None: ...
+    @property
+    def iterations(self) -> int: ...
 
 
 T = TypeVar("T", bound=Rankable)
@@ -47,15 +53,31 @@ def better(value: float, than: float | None, mode: str) -> bool:
 def rank_trials(
     trials: Iterable[T], metric: str, mode: str, rank_by: str = DEFAULT_RANK_BY
 ) -> list[T]:
-    """Trials with a value, best first (ties by index); errored trials are left out."""
+    """Trials with a value, best first (ties by index); errored trials are left out.
+
+    By ``"last"``, the trials cut short (:func:`cut_short`) follow the others.
+    """
     sign = 1.0 if mode == "min" else -1.0
     scored = [
         (value, t)
         for t in trials
         if t.status != "errored" and (value := rank_value(t, metric, rank_by)) is not None
     ]
-    scored.sort(key=lambda pair: (sign * pair[0], pair[1].index))
+    longest = max((t.iterations for _, t in scored), default=0)
+    scored.sort(
+        key=lambda pair: (
+            rank_by == "last" and cut_short(pair[1], longest),
+            sign * pair[0],
+            pair[1].index,
+        )
+    )
     return [t for _, t in scored]
+
+
+def cut_short(trial: Rankable, longest: int) -> bool:
+    """Whether ``trial`` was stopped early: by its scheduler, before the ``longest`` run
+    of iterations among the trials ranked with it (a trial that returned never is)."""
+    return trial.status == "stopped" and trial.iterations < longest
 
 
 def ranked_by_note(rank_by: str) -> str:
