@@ -13,7 +13,8 @@ folds as the fidelity, regret against the best composite of a long random search
 (workloads/search_quality_trading.py). raysweep's recipes run through
 ``sweep run`` as users run them, 4 trials at once (``cpus_per_trial`` a share of the CPUs
 on a smaller machine)
-(search_quality_recipes.py; Hartmann on the ray engine, its trainable being a user
+(search_quality_recipes.py: the default run has the recipes users pick, ``STUDIES``
+there run when named; Hartmann on the ray engine, its trainable being a user
 function; lgbm on the local engine, with one recipe on Ray as well; trading on Ray). Peers run
 through their own APIs in the peers' virtual environment (``.venv-peers``,
 benchmarks/requirements-peers.txt, which ``make bench`` installs), on a simulated
@@ -53,9 +54,11 @@ from benchmarks.harness.regret import (
 from benchmarks.workloads.search_quality_peers import peer_runs_on
 from benchmarks.workloads.search_quality_problems import PROBLEMS, cannot_run, full_evals
 from benchmarks.workloads.search_quality_recipes import (
+    DEFAULT_RECIPES,
     MULTI_FIDELITY,
     RECIPES,
     SLOTS,
+    STUDIES,
     observations,
     resolved_digest,
     runs_on,
@@ -196,7 +199,7 @@ def run(quick: bool = False, repeats: int | None = None, trials: int | None = No
     seeds = list(range(1, 1 + (repeats or (1 if quick else SEEDS))))
     problems = problems or (QUICK_PROBLEMS if quick else tuple(PROBLEMS))
     if recipes is None:
-        recipes = QUICK_RECIPES if quick else tuple(RECIPES)
+        recipes = QUICK_RECIPES if quick else DEFAULT_RECIPES
     peers = peers if peers is not None else (QUICK_PEERS if quick else PEERS)
     python, notes = peers_python(), []
     if python is None and peers:
@@ -297,7 +300,7 @@ def ahead_of_every_peer(variants: dict[str, Any]) -> list[str] | None:
 
 def left_out_optimizers(recipes: Sequence[str], peers: Sequence[str], quick: bool) -> list[str]:
     """The recipes and peers a run of ``quick`` or full size has by default and left out."""
-    defaults = (QUICK_RECIPES, QUICK_PEERS) if quick else (tuple(RECIPES), PEERS)
+    defaults = (QUICK_RECIPES, QUICK_PEERS) if quick else (DEFAULT_RECIPES, PEERS)
     return [x for chosen, every in zip((recipes, peers), defaults, strict=True)
             for x in every if x not in chosen]  # fmt: skip
 
@@ -377,9 +380,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "figures of this benchmark's last result (same seeds and budget), or "
                    "BENCHMARKS.md is left alone")  # fmt: skip
     p.add_argument("--recipes", default=None,
-                   help=f"comma-separated subset of {list(RECIPES)}; with any left out, "
-                   "BENCHMARKS.md is left alone (add one to the figures: run them all "
-                   "with --reuse)")  # fmt: skip
+                   help=f"comma-separated recipes; the default run's are "
+                   f"{list(DEFAULT_RECIPES)}, and with any of them left out BENCHMARKS.md is "
+                   "left alone (add one to the figures: run them all with --reuse); studies, "
+                   f"run when named: {list(STUDIES)}")  # fmt: skip
     p.add_argument("--peers", default=None,
                    help=f"comma-separated subset of {list(PEERS)}; as --recipes")  # fmt: skip
     p.add_argument("--reuse", action="store_true", help="reuse runs recorded by earlier calls")

@@ -151,6 +151,13 @@ RECIPES: dict[str, Recipe] = {
         mf=True, scale=6, step_s=0.05, rung_rule="percentile"
     ),
 }
+# recipes that measure one question (a default before it changed, a setting, a step's length,
+# Ray's rung rule): run when named with --recipes, not in the default run, whose tables
+# and targets are the recipes users pick
+STUDIES = ("tpe univariate (before)", "tpe univariate + asha (before)", "tpe strict window 2",
+           "tpe + asha (grace 3)", "tpe + asha (grace 9)", "tpe + asha (50 ms steps)",
+           "tpe + asha (ray's rule)", "tpe + asha (ray's rule; 50 ms steps)")  # fmt: skip
+DEFAULT_RECIPES = tuple(name for name in RECIPES if name not in STUDIES)
 MULTI_FIDELITY = ("tpe + asha", "tpe univariate + asha (before)", "random + hyperband",
                   "tpe + asha (ray engine)", "gp + asha", "tpe + asha (grace 3)",
                   "tpe + asha (grace 9)", "tpe + asha (50 ms steps)", "tpe + asha (ray's rule)",

@@ -154,6 +154,20 @@ def test_recipes_or_peers_left_out_are_named_so_benchmarks_md_is_left_alone() ->
     assert "random" in left_out_optimizers(["tpe"], PEERS, quick=False)
 
 
+def test_the_default_run_holds_the_recipes_users_pick_and_studies_run_when_named() -> None:
+    from benchmarks.search_quality import PEERS, left_out_optimizers
+    from benchmarks.workloads.search_quality_recipes import DEFAULT_RECIPES, STUDIES
+
+    assert set(STUDIES) <= set(RECIPES) and not set(STUDIES) & set(DEFAULT_RECIPES)
+    # the issue's recipes, and the searchers added since
+    for name in ("random", "grid (3 levels)", "hyperopt", "tpe", "tpe + asha",
+                 "random + hyperband", "tpe strict batch 4", "gp", "cmaes"):  # fmt: skip
+        assert name in DEFAULT_RECIPES
+    assert left_out_optimizers(DEFAULT_RECIPES, PEERS, quick=False) == []
+    # a study named beside the defaults leaves nothing out: its figures join the tables
+    assert left_out_optimizers((*DEFAULT_RECIPES, STUDIES[0]), PEERS, quick=False) == []
+
+
 def test_a_recipe_pays_every_report_and_a_restart_again(tmp_path: Path) -> None:
     """Hyperband on Ray runs a paused trial without a checkpoint again from its start."""
     from benchmarks.workloads.search_quality_recipes import observations
