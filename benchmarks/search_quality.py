@@ -66,6 +66,8 @@ from benchmarks.workloads.search_quality_recipes import (
 from benchmarks.workloads.search_quality_trading import PYTHON_ENV as TRADING_PYTHON_ENV
 
 NAME = "search_quality"
+# the result BENCHMARKS.md's section shows, kept in git (results/ is not): see publish()
+PUBLISHED = REPO / "benchmarks" / "figures" / f"{NAME}.json"
 TITLE = "Search quality against peers"
 PEERS = (
     "optuna-tpe",
@@ -248,9 +250,11 @@ def run(quick: bool = False, repeats: int | None = None, trials: int | None = No
             json.dumps(runs), encoding="utf-8")  # fmt: skip
     everything = QUICK_PROBLEMS if quick else tuple(PROBLEMS)
     left_out = [p for p in everything if p not in evals]
-    earlier = load_result(results_dir, NAME, quick) if left_out else None
+    earlier = earlier_result(results_dir, quick, seeds, full) if left_out else None
     carried = carry_over(earlier, left_out, seeds, full, variants, targets, tables, notes)
     missing = [p for p in left_out if p not in carried]
+    notes += [f"{p} curves: [figures/{_published_png(p).name}](figures/{_published_png(p).name})"
+              for p in evals if p not in carried and not quick]  # fmt: skip
     earlier_evals = (earlier or {}).get("params", {}).get("full_evals_per_problem", {})
     evals.update({p: earlier_evals[p] for p in carried if p in earlier_evals})
     ahead = ahead_of_every_peer(variants)
@@ -270,10 +274,14 @@ def run(quick: bool = False, repeats: int | None = None, trials: int | None = No
               "full_evals_per_problem": evals,
               "slots": SLOTS}  # fmt: skip
     result = bench_result(TITLE, params, variants, targets, launches, tables=tables, notes=notes)
+    result["problems_run"] = [p for p in evals if p not in carried]
     partial = []
-    if missing:
+    if missing and not default_size(quick, seeds, full):
         partial.append(f"problems {missing} were not run, and no earlier result here with "
                        "the same seeds and budget holds them")  # fmt: skip
+    elif missing:  # the default seeds and budget: a problem at a time may refresh the section
+        result["notes"].append(f"not in this result yet: {missing} (run them with --problems "
+                               "and --reuse; the figures here are kept)")  # fmt: skip
     fewer = left_out_optimizers(recipes, peers, quick)
     if fewer:
         partial.append(f"{fewer} were left out (rerun them all with --reuse: recorded runs "
@@ -305,6 +313,53 @@ def left_out_optimizers(recipes: Sequence[str], peers: Sequence[str], quick: boo
             for x in every if x not in chosen]  # fmt: skip
 
 
+def default_size(quick: bool, seeds: list[int], full: int) -> bool:
+    """Whether a run has the full run's seeds and budget: only such a run may write
+    BENCHMARKS.md's section while problems are missing from it (a smaller one never
+    replaces the figures)."""
+    return not quick and seeds == list(range(1, 1 + SEEDS)) and full == FULL_TRIALS
+
+
+def earlier_result(results_dir: Path, quick: bool, seeds: list[int],
+                   full: int) -> dict[str, Any] | None:  # fmt: skip
+    """This benchmark's last result with the same seeds, budget and workers: the one in
+    ``results_dir``, else the one BENCHMARKS.md shows (``PUBLISHED``, kept in git, so a
+    fresh checkout can refresh a problem at a time and keep the others' figures)."""
+    found = [load_result(results_dir, NAME, quick)]
+    if not quick and PUBLISHED.is_file():
+        found.append(json.loads(PUBLISHED.read_text(encoding="utf-8")))
+    return next((r for r in found if r is not None and same_setup(r, seeds, full)), None)
+
+
+def same_setup(result: dict[str, Any], seeds: list[int], full: int) -> bool:
+    """Whether ``result`` ran ``seeds`` at a budget of ``full`` evaluations and as many workers."""
+    params = result.get("params", {})
+    return (params.get("seeds"), params.get("budget_full_evals"), params.get("slots")) == (
+        seeds,
+        full,
+        SLOTS,
+    )
+
+
+def publish(result: dict[str, Any], results_dir: Path) -> None:
+    """Keep ``result`` as the one BENCHMARKS.md shows: its JSON without the launches
+    (``PUBLISHED``) and the curves of the problems it ran (``figures/``)."""
+    import shutil
+
+    kept = {k: v for k, v in result.items() if k != "runs"}
+    PUBLISHED.write_text(json.dumps(kept, indent=1, default=str) + "\n", encoding="utf-8")
+    for problem in result.get("problems_run", []):
+        png = results_dir / f"{NAME}-{problem}.png"
+        if png.is_file():
+            shutil.copyfile(png, _published_png(problem))
+    log(f"{NAME}: kept {PUBLISHED} and the curves of "
+        f"{result.get('problems_run', [])}")  # fmt: skip
+
+
+def _published_png(problem: str) -> Path:
+    return PUBLISHED.parent / f"{NAME}-current-{problem}.png"
+
+
 def carry_over(earlier: dict[str, Any] | None, left_out: Sequence[str], seeds: list[int],
                full: int, variants: dict[str, Any], targets: list[dict[str, Any]],
                tables: dict[str, list[str]], notes: list[str]) -> list[str]:  # fmt: skip
@@ -314,14 +369,7 @@ def carry_over(earlier: dict[str, Any] | None, left_out: Sequence[str], seeds: l
     Running a subset (``--problems``) then refreshes those problems in BENCHMARKS.md
     and leaves the others' figures, each target with the date it was taken.
     """
-    if earlier is None:
-        return []
-    params = earlier.get("params", {})
-    if (params.get("seeds"), params.get("budget_full_evals"), params.get("slots")) != (
-        seeds,
-        full,
-        SLOTS,
-    ):
+    if earlier is None or not same_setup(earlier, seeds, full):
         return []
     kept = [p for p in left_out if p in earlier.get("tables", {})]
     for problem in kept:
@@ -401,7 +449,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                              recipes=None if args.recipes is None else chosen["recipes"],
                              peers=None if args.peers is None else chosen["peers"],
                              reuse=args.reuse, results_dir=args.results_dir)  # fmt: skip
-    return run_and_report(NAME, func, args, extra)
+    code = run_and_report(NAME, func, args, extra)
+    result = load_result(args.results_dir, NAME, args.quick)
+    if result is not None and not (args.quick or args.no_md or result.get("partial")):
+        publish(result, args.results_dir)
+    return code
 
 
 if __name__ == "__main__":

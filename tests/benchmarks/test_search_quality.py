@@ -126,6 +126,46 @@ def test_a_subset_run_keeps_the_other_problems_figures_with_their_date() -> None
     assert carry_over(two_slots, ["mfh6"], [1, 2], 20, {}, [], {}, []) == []
 
 
+def test_the_figures_benchmarks_md_shows_are_kept_in_git_and_fill_a_fresh_checkout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import benchmarks.search_quality as sq
+    from benchmarks.harness.common import write_result
+
+    monkeypatch.setattr(sq, "PUBLISHED", tmp_path / "figures" / "search_quality.json")
+    results = tmp_path / "results"
+    (results).mkdir()
+    (tmp_path / "figures").mkdir()
+    assert sq.earlier_result(results, False, [1, 2], 20) is None
+    shown = {**earlier_result(), "problems_run": ["mfh6"], "runs": [{"launch": 1}]}
+    (results / "search_quality-mfh6.png").write_bytes(b"png6")
+    (results / "search_quality-mfh3.png").write_bytes(b"png3")
+    sq.publish(shown, results)
+    kept = json.loads(sq.PUBLISHED.read_text())
+    assert "runs" not in kept and kept["tables"] == shown["tables"]
+    # the curves of the problems this result ran, not of those it carried over
+    assert (tmp_path / "figures" / "search_quality-current-mfh6.png").read_bytes() == b"png6"
+    assert not (tmp_path / "figures" / "search_quality-current-mfh3.png").exists()
+    # a fresh checkout (no results of its own) carries from the kept result
+    assert sq.earlier_result(results, False, [1, 2], 20) == kept
+    assert sq.earlier_result(results, False, [1, 2, 3], 20) is None  # other seeds
+    assert sq.earlier_result(results, True, [1, 2], 20) is None  # the quick variant: never
+    # a result of this checkout's own, with the same seeds and budget, comes first
+    own = {**earlier_result(), "date": "2026-11-28T00:00:00Z"}
+    write_result(results, "search_quality", False, own)
+    assert sq.earlier_result(results, False, [1, 2], 20)["date"] == "2026-11-28T00:00:00Z"  # type: ignore[index]
+
+
+def test_only_a_run_of_the_full_size_may_show_some_problems_and_name_the_rest() -> None:
+    from benchmarks.search_quality import FULL_TRIALS, SEEDS, default_size
+
+    seeds = list(range(1, 1 + SEEDS))
+    assert default_size(False, seeds, FULL_TRIALS)
+    assert not default_size(True, seeds, FULL_TRIALS)
+    assert not default_size(False, seeds[:-1], FULL_TRIALS)
+    assert not default_size(False, seeds, FULL_TRIALS // 2)
+
+
 def test_a_subset_run_with_nothing_to_fill_the_rest_leaves_benchmarks_md_alone(
     tmp_path: Path,
 ) -> None:
