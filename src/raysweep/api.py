@@ -17,7 +17,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from raysweep.config.load import (
     absolute_data_paths,
@@ -34,7 +34,7 @@ from raysweep.errors import ConfigError, RunDirExistsError
 from raysweep.gpu.allocation import GPUPlan
 from raysweep.gpu.planning import PROBE_SECONDS, plan_gpus, probe_iterations
 from raysweep.run.lock import check_unlocked
-from raysweep.run.resume_spec import resumed_spec
+from raysweep.run.resume_spec import ResumeConfig, resumed_spec
 from raysweep.run.signals import GracefulStop
 from raysweep.rundir import RunDir
 from raysweep.search.checks import check_search
@@ -93,6 +93,25 @@ class RunOptions:
 
 def load_run_spec(options: RunOptions) -> SweepSpec:
     """Read sweep.json and apply the command-line overrides; ConfigError on any problem."""
+    spec = parse_spec(_run_data(options), source=str(options.config))
+    check_trainable(spec)
+    check_search(spec)
+    check_logging(spec)
+    engine_for(spec).check_options(spec, options.engine_options())
+    return spec
+
+
+def _config_as_before(options: RunOptions) -> SweepSpec | None:
+    """The config resolved as an older raysweep resolved it (``new_defaults=False``):
+    what a run directory made before today's defaults recorded for it (None: invalid so)."""
+    try:
+        return parse_spec(_run_data(options), source=str(options.config), new_defaults=False)
+    except ConfigError:
+        return None
+
+
+def _run_data(options: RunOptions) -> dict[str, Any]:
+    """sweep.json's data with the command-line overrides and data paths made absolute."""
     if options.config is None:
         raise ValueError("RunOptions.config is required to load a sweep.json")
     overrides = {
@@ -103,13 +122,7 @@ def load_run_spec(options: RunOptions) -> SweepSpec:
         "search.max_concurrent": options.max_concurrent,
     }
     data = apply_overrides(load_config_file(options.config), overrides)
-    data = absolute_data_paths(data, options.config.resolve().parent)
-    spec = parse_spec(data, source=str(options.config))
-    check_trainable(spec)
-    check_search(spec)
-    check_logging(spec)
-    engine_for(spec).check_options(spec, options.engine_options())
-    return spec
+    return absolute_data_paths(data, options.config.resolve().parent)
 
 
 def run_sweep(
@@ -133,7 +146,8 @@ def run_sweep(
         if not options.dry_run:
             run.check_storage()  # remote storage: reachable and writable, before anything
         if options.resume and run.has_spec():
-            return resume_sweep(str(run), options, out, config=spec, stop=owned)
+            config = ResumeConfig(spec, _config_as_before(options))
+            return resume_sweep(str(run), options, out, config=config, stop=owned)
         if run.exists():
             check_unlocked(run.lock_path, str(run))
             raise RunDirExistsError(
@@ -162,12 +176,12 @@ def resume_sweep(
     run_dir: str | os.PathLike[str],
     options: RunOptions,
     out: IO[str] = sys.stdout,
-    config: SweepSpec | None = None,
+    config: ResumeConfig | None = None,
     stop: GracefulStop | None = None,
 ) -> int:
     """Continue an interrupted or crashed run, or extend a finished one (``num_samples``).
 
-    ``config``: the spec from ``sweep run --config F --resume``; it must match
+    ``config``: the config of ``sweep run --config F --resume``; it must match
     spec.json except for the allowed overrides. Every check runs before
     anything is written; returns 0/1/130 like run_sweep.
     """

@@ -17,7 +17,8 @@ import pytest
 from factories import quadratic_sweep
 from raysweep.config.load import parse_spec, spec_hash, spec_to_json
 from raysweep.config.schema import SweepSpec
-from raysweep.errors import ConfigError
+from raysweep.errors import ConfigError, ResumeError
+from raysweep.run.resume_spec import ResumeConfig, resumed_spec
 from raysweep.rundir import RunDir
 from raysweep.tuner.search_alg import build_searcher, innermost
 
@@ -129,6 +130,67 @@ def test_an_old_spec_json_resumes_with_its_univariate_sampler_and_same_hash(tmp_
     sampler = sampler_of(spec)
     assert sampler._multivariate is False
     assert sampler._group is False  # Optuna's default, as before
+
+
+def old_tpe_run(tmp_path: Any, data: dict[str, Any]) -> RunDir:
+    """A run directory of ``data`` made before TPE's new defaults (its spec.json)."""
+    old = spec_to_json(parse_spec(data, new_defaults=False))
+    assert "constant_liar" not in old["search"]["options"]
+    canonical = json.dumps(old, sort_keys=True, separators=(",", ":"))
+    import hashlib
+
+    recorded = hashlib.sha256(canonical.encode()).hexdigest()
+    (tmp_path / "spec.json").write_text(json.dumps({"sha256": recorded, "spec": old}))
+    return RunDir(tmp_path)
+
+
+def both_ways(data: dict[str, Any]) -> ResumeConfig:
+    """``sweep run --config F --resume``'s config: today's resolution and an older one's."""
+    return ResumeConfig(parse_spec(data), parse_spec(data, new_defaults=False))
+
+
+def test_an_old_run_resumes_with_the_config_it_was_started_with(tmp_path: Any) -> None:
+    data = optuna_data()
+    run = old_tpe_run(tmp_path, data)
+    stored = run.read_spec()
+    resumed = resumed_spec(run, stored, both_ways(data))
+    assert spec_to_json(resumed) == spec_to_json(stored)
+    assert sampler_of(resumed)._multivariate is False  # the sampler it was started with
+    # compared with today's resolution alone, the same config differs
+    with pytest.raises(ResumeError, match=r"search\.options\.multivariate: false → true"):
+        resumed_spec(run, stored, parse_spec(data))
+    # a changed config is refused both ways, the field named
+    changed = optuna_data({"n_startup_trials": 5})
+    with pytest.raises(ResumeError, match=r"search\.options\.n_startup_trials: 10 → 5"):
+        resumed_spec(run, stored, both_ways(changed))
+
+
+def test_sweep_run_resume_accepts_an_old_runs_own_config(tmp_path: Any, sweep_cli: Any) -> None:
+    """The command a nightly job resumes with, on a run made before the new defaults."""
+    data = optuna_data(name="old")
+    config = tmp_path / "sweep.json"
+    config.write_text(json.dumps(data))
+    (tmp_path / "runs" / "old").mkdir(parents=True)
+    old_tpe_run(tmp_path / "runs" / "old", data)
+    args = ("run", "--config", str(config), "--storage", str(tmp_path / "runs"), "--resume")
+    done = sweep_cli(*args, "--dry-run")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "would resume" in done.stdout
+    data["search"]["num_samples"] = 50
+    config.write_text(json.dumps(data))
+    refused = sweep_cli(*args, "--dry-run")
+    assert refused.returncode == 2 and "search.num_samples: 40 → 50" in refused.stderr
+
+
+def test_a_new_run_is_not_resumed_by_a_config_that_matches_only_as_resolved_before(
+    tmp_path: Any,
+) -> None:
+    started = parse_spec(optuna_data())  # today's defaults: multivariate, constant liar
+    univariate = optuna_data({"multivariate": False})
+    with pytest.raises(ResumeError, match=r"search\.options\.multivariate: true → false"):
+        resumed_spec(RunDir(tmp_path), started, both_ways(univariate))
+    resumed = resumed_spec(RunDir(tmp_path), started, both_ways(optuna_data()))
+    assert spec_to_json(resumed) == spec_to_json(started)
 
 
 def test_new_default_finds_a_diagonal_valley_better_with_four_in_flight() -> None:

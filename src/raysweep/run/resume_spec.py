@@ -5,6 +5,7 @@ Only reads: a refusal (a changed config, a shrinking sweep) leaves every file as
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from raysweep.config.load import parse_spec, spec_to_json
@@ -20,6 +21,20 @@ RUNTIME_FIELDS = (
     "logging.mlflow.tracking_uri",
     "logging.mlflow.experiment_name",
 )
+
+
+@dataclass(frozen=True)
+class ResumeConfig:
+    """The config of ``sweep run --config F --resume``, resolved two ways.
+
+    ``spec``: with today's defaults, as a new sweep records them; ``as_before``: as a
+    raysweep before those defaults resolved it (``parse_spec(new_defaults=False)``),
+    which is what a run directory made then holds (TPE's options, say). The run
+    resumes when either matches its spec.json.
+    """
+
+    spec: SweepSpec
+    as_before: SweepSpec | None = None
 
 
 def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
@@ -52,21 +67,27 @@ def spec_changes(old: SweepSpec, new: SweepSpec, ignore: tuple[str, ...] = ()) -
 def resumed_spec(
     run: RunDir,
     stored: SweepSpec,
-    config: SweepSpec | None = None,
+    given: SweepSpec | ResumeConfig | None = None,
     num_samples: int | None = None,
     max_concurrent: int | None = None,
 ) -> SweepSpec:
     """The spec a resume runs with: spec.json plus the allowed overrides.
 
-    ``config`` (``sweep run --config F --resume``) must resolve to spec.json except
+    ``given`` (``sweep run --config F --resume``) must resolve to spec.json except
     for run-time fields and, when ``--num-samples`` is given, search.num_samples.
     spec.json is compared as loading it today resolves it: one written before
     library aliases were resolved (``num_leaf``) is the same sweep as a config that
-    resolves to ``num_leaves``. The resume still runs spec.json as recorded.
+    resolves to ``num_leaves``. A run made before today's defaults also resumes
+    with the config it was started with: F resolved as then (``ResumeConfig``)
+    against spec.json read as then. The resume still runs spec.json as recorded.
     """
-    if config is not None:
+    if given is not None:
+        config = given.spec if isinstance(given, ResumeConfig) else given
+        before = given.as_before if isinstance(given, ResumeConfig) else None
         ignore = RUNTIME_FIELDS + (("search.num_samples",) if num_samples is not None else ())
         changes = spec_changes(_as_loaded_today(stored), config, ignore)
+        if changes and before is not None and not spec_changes(_as_read(stored), before, ignore):
+            changes = []  # the config this older run was started with
         if changes:
             raise ResumeError(
                 f"cannot resume {run}: the config differs from the run's spec.json in "
@@ -96,3 +117,11 @@ def _as_loaded_today(stored: SweepSpec) -> SweepSpec:
         return parse_spec(spec_to_json(stored), source="spec.json")
     except ConfigError:
         return stored  # the comparison then names what differs
+
+
+def _as_read(stored: SweepSpec) -> SweepSpec:
+    """``stored`` with library aliases resolved and no default added (as it was written)."""
+    try:
+        return parse_spec(spec_to_json(stored), source="spec.json", new_defaults=False)
+    except ConfigError:
+        return stored
