@@ -189,44 +189,44 @@ def test_last_ranks_trials_cut_short_after_those_that_ran_to_their_end() -> None
     assert [t.trial_id for t in rank_trials(low, "loss", "min", "best")] == ["t1", "t2", "t0"]
 
 
-def test_live_status_ranks_by_the_rule(tmp_path: Path) -> None:
+def live_best(
+    tmp_path: Path, events: list[dict[str, Any]], returned: tuple[str, ...] = ()
+) -> tuple[str, float]:
+    """``sweep status``'s best of a live trading run whose trials.jsonl holds ``events``
+    (``returned``: the trials that ran to their end, as trial_info.jsonl records them)."""
     import raysweep.trainables  # noqa: F401
 
     run = RunDir(tmp_path / "r")
     run.path.mkdir()
     run.write_spec(load_spec(REPO / "sweeps" / "trading.json"))
     run.mark("running")
+    run.events_path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    info = [{"event": "returned", "trial_id": trial_id} for trial_id in returned]
+    (run.path / "trial_info.jsonl").write_text("".join(json.dumps(i) + "\n" for i in info))
+    best = run_status(run)["best"]
+    return best["trial_id"], best["value"]
+
+
+def test_live_status_ranks_by_the_rule(tmp_path: Path) -> None:
     events = [
         {"event": "start", "trial_id": "peaked", "index": 0, "t": 1},
         {"event": "start", "trial_id": "steady", "index": 1, "t": 2},
         {"event": "ended", "trial_id": "peaked", "index": 0, "composite": 0.009, "best": 3.73},
         {"event": "ended", "trial_id": "steady", "index": 1, "composite": 1.1, "best": 1.2},
     ]
-    run.events_path.write_text("".join(json.dumps(e) + "\n" for e in events))
-    best = run_status(run)["best"]
-    assert (best["trial_id"], best["value"]) == ("steady", 1.1)
+    assert live_best(tmp_path, events) == ("steady", 1.1)
 
 
 def test_live_status_ranks_a_trial_cut_short_after_those_that_ran_every_fold(
     tmp_path: Path,
 ) -> None:
-    import raysweep.trainables  # noqa: F401
-
-    run = RunDir(tmp_path / "r")
-    run.path.mkdir()
-    run.write_spec(load_spec(REPO / "sweeps" / "trading.json"))
-    run.mark("running")
     events = [
         {"event": "start", "trial_id": "steady", "index": 0, "t": 1},
         {"event": "start", "trial_id": "short", "index": 1, "t": 2},
         {"event": "ended", "trial_id": "steady", "index": 0, "iterations": 4, "composite": 1.1},
         {"event": "ended", "trial_id": "short", "index": 1, "iterations": 1, "composite": 5.0},
     ]
-    run.events_path.write_text("".join(json.dumps(e) + "\n" for e in events))
-    info = {"event": "returned", "trial_id": "steady"}
-    (run.path / "trial_info.jsonl").write_text(json.dumps(info) + "\n")
-    best = run_status(run)["best"]
-    assert (best["trial_id"], best["value"]) == ("steady", 1.1)
+    assert live_best(tmp_path, events, returned=("steady",)) == ("steady", 1.1)
 
 
 def make_night(log_dir: Path, name: str, result: SweepResult) -> RunDir:
