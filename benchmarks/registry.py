@@ -30,6 +30,8 @@ class Benchmark:
     suite: bool = False  # run by benchmarks.run, section written from its JSON
     in_quick_suite: bool = False  # part of ``make bench-quick``
     usage: str = ""  # flags beyond the shared ones, as the module's --help names them
+    # the result its section shows is kept in git by the module's ``keep(result, results_dir)``
+    keeps_result: bool = False
 
     @property
     def module(self) -> str:
@@ -50,6 +52,11 @@ class Benchmark:
         run: RunFunc = importlib.import_module(self.module).run
         return run
 
+    def keep_function(self) -> Callable[[dict[str, Any], Any], None]:
+        """The module's ``keep``: stores the result BENCHMARKS.md now shows (``keeps_result``)."""
+        keep: Callable[[dict[str, Any], Any], None] = importlib.import_module(self.module).keep
+        return keep
+
 
 BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("overhead", "trials/s of no-op trials on 2 slots: sweep run vs raw Ray Tune",
@@ -64,7 +71,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               "LightGBM (boosting rounds as fidelity), the trading workload (walk-forward folds "
               "as fidelity) and the tabular results of HPOLib and NAS-Bench-201, 4 workers: "
               "raysweep's recipes vs Optuna, DEHB, SMAC3, Syne Tune, hpbandster",
-              "--quick", suite=True, in_quick_suite=True),
+              "--quick", suite=True, in_quick_suite=True, keeps_result=True),
     Benchmark("scale", "10,000 no-op trials: wall time and late/early throughput",
               "--quick", suite=True, in_quick_suite=True),
     Benchmark("gpu", "the CNN-LSTM trading sweep at 1, 0.5, 0.25, 0.125 GPU, with and "

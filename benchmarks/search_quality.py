@@ -66,8 +66,8 @@ from benchmarks.workloads.search_quality_recipes import (
 from benchmarks.workloads.search_quality_trading import PYTHON_ENV as TRADING_PYTHON_ENV
 
 NAME = "search_quality"
-# the result BENCHMARKS.md's section shows, kept in git (results/ is not): see publish()
-PUBLISHED = REPO / "benchmarks" / "figures" / f"{NAME}.json"
+# the result BENCHMARKS.md's section shows, kept in git (results/ is not): see keep()
+KEPT = REPO / "benchmarks" / "figures" / f"{NAME}.json"
 TITLE = "Search quality against peers"
 PEERS = (
     "optuna-tpe",
@@ -253,7 +253,7 @@ def run(quick: bool = False, repeats: int | None = None, trials: int | None = No
     earlier = earlier_result(results_dir, quick, seeds, full) if left_out else None
     carried = carry_over(earlier, left_out, seeds, full, variants, targets, tables, notes)
     missing = [p for p in left_out if p not in carried]
-    notes += [f"{p} curves: [figures/{_published_png(p).name}](figures/{_published_png(p).name})"
+    notes += [f"{p} curves: [figures/{_kept_png(p).name}](figures/{_kept_png(p).name})"
               for p in evals if p not in carried and not quick]  # fmt: skip
     earlier_evals = (earlier or {}).get("params", {}).get("full_evals_per_problem", {})
     evals.update({p: earlier_evals[p] for p in carried if p in earlier_evals})
@@ -323,11 +323,11 @@ def default_size(quick: bool, seeds: list[int], full: int) -> bool:
 def earlier_result(results_dir: Path, quick: bool, seeds: list[int],
                    full: int) -> dict[str, Any] | None:  # fmt: skip
     """This benchmark's last result with the same seeds, budget and workers: the one in
-    ``results_dir``, else the one BENCHMARKS.md shows (``PUBLISHED``, kept in git, so a
+    ``results_dir``, else the one BENCHMARKS.md shows (``KEPT``, kept in git, so a
     fresh checkout can refresh a problem at a time and keep the others' figures)."""
     found = [load_result(results_dir, NAME, quick)]
-    if not quick and PUBLISHED.is_file():
-        found.append(json.loads(PUBLISHED.read_text(encoding="utf-8")))
+    if not quick and KEPT.is_file():
+        found.append(json.loads(KEPT.read_text(encoding="utf-8")))
     return next((r for r in found if r is not None and same_setup(r, seeds, full)), None)
 
 
@@ -341,23 +341,23 @@ def same_setup(result: dict[str, Any], seeds: list[int], full: int) -> bool:
     )
 
 
-def publish(result: dict[str, Any], results_dir: Path) -> None:
+def keep(result: dict[str, Any], results_dir: Path) -> None:
     """Keep ``result`` as the one BENCHMARKS.md shows: its JSON without the launches
-    (``PUBLISHED``) and the curves of the problems it ran (``figures/``)."""
+    (``KEPT``) and the curves of the problems it ran (``figures/``)."""
     import shutil
 
     kept = {k: v for k, v in result.items() if k != "runs"}
-    PUBLISHED.write_text(json.dumps(kept, indent=1, default=str) + "\n", encoding="utf-8")
+    KEPT.write_text(json.dumps(kept, indent=1, default=str) + "\n", encoding="utf-8")
     for problem in result.get("problems_run", []):
         png = results_dir / f"{NAME}-{problem}.png"
         if png.is_file():
-            shutil.copyfile(png, _published_png(problem))
-    log(f"{NAME}: kept {PUBLISHED} and the curves of "
+            shutil.copyfile(png, _kept_png(problem))
+    log(f"{NAME}: kept {KEPT} and the curves of "
         f"{result.get('problems_run', [])}")  # fmt: skip
 
 
-def _published_png(problem: str) -> Path:
-    return PUBLISHED.parent / f"{NAME}-current-{problem}.png"
+def _kept_png(problem: str) -> Path:
+    return KEPT.parent / f"{NAME}-current-{problem}.png"
 
 
 def carry_over(earlier: dict[str, Any] | None, left_out: Sequence[str], seeds: list[int],
@@ -449,11 +449,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              recipes=None if args.recipes is None else chosen["recipes"],
                              peers=None if args.peers is None else chosen["peers"],
                              reuse=args.reuse, results_dir=args.results_dir)  # fmt: skip
-    code = run_and_report(NAME, func, args, extra)
-    result = load_result(args.results_dir, NAME, args.quick)
-    if result is not None and not (args.quick or args.no_md or result.get("partial")):
-        publish(result, args.results_dir)
-    return code
+    return run_and_report(NAME, func, args, extra)
 
 
 if __name__ == "__main__":

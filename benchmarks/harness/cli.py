@@ -60,15 +60,28 @@ def run_one(
 
 
 def refresh_markdown(markdown: Path, results_dir: Path, results: list[dict[str, Any]]) -> None:
-    """Rewrite the sections of ``results`` and the targets table (from every result file)."""
+    """Rewrite the sections of ``results`` and the targets table (from every result file).
+
+    A partial result (one that says what it left out) leaves BENCHMARKS.md as it is. A
+    benchmark registered with ``keeps_result`` then keeps the result it shows in git.
+    """
     from benchmarks.harness.common import load_result
     from benchmarks.harness.markdown import update_markdown, update_targets
+    from benchmarks.registry import BY_NAME, SUITE
 
-    update_markdown(markdown, results)
-    from benchmarks.registry import SUITE
-
+    for result in results:
+        if result.get("partial"):
+            log(f"{result['benchmark']}: BENCHMARKS.md left as it is: {result['partial']}")
+    shown = [r for r in results if not r.get("partial")]
+    if not shown:
+        return
+    update_markdown(markdown, shown)
     every = [load_result(results_dir, name) for name in SUITE]
     update_targets(markdown, [r for r in every if r is not None])
+    for result in shown:
+        entry = BY_NAME[result["benchmark"]]
+        if entry.keeps_result:
+            entry.keep_function()(result, results_dir)
 
 
 def run_and_report(
@@ -84,9 +97,7 @@ def run_and_report(
         trials=args.trials,
         extra_args=extra_args,
     )
-    if result.get("partial") and not args.quick and not args.no_md:
-        log(f"{name}: BENCHMARKS.md left as it is: {result['partial']}")
-    elif not args.quick and not args.no_md:
+    if not args.quick and not args.no_md:
         refresh_markdown(args.markdown, args.results_dir, [result])
     from benchmarks.harness.markdown import render_summary
 

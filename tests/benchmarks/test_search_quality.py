@@ -132,7 +132,7 @@ def test_the_figures_benchmarks_md_shows_are_kept_in_git_and_fill_a_fresh_checko
     import benchmarks.search_quality as sq
     from benchmarks.harness.common import write_result
 
-    monkeypatch.setattr(sq, "PUBLISHED", tmp_path / "figures" / "search_quality.json")
+    monkeypatch.setattr(sq, "KEPT", tmp_path / "figures" / "search_quality.json")
     results = tmp_path / "results"
     (results).mkdir()
     (tmp_path / "figures").mkdir()
@@ -140,8 +140,8 @@ def test_the_figures_benchmarks_md_shows_are_kept_in_git_and_fill_a_fresh_checko
     shown = {**earlier_result(), "problems_run": ["mfh6"], "runs": [{"launch": 1}]}
     (results / "search_quality-mfh6.png").write_bytes(b"png6")
     (results / "search_quality-mfh3.png").write_bytes(b"png3")
-    sq.publish(shown, results)
-    kept = json.loads(sq.PUBLISHED.read_text())
+    sq.keep(shown, results)
+    kept = json.loads(sq.KEPT.read_text())
     assert "runs" not in kept and kept["tables"] == shown["tables"]
     # the curves of the problems this result ran, not of those it carried over
     assert (tmp_path / "figures" / "search_quality-current-mfh6.png").read_bytes() == b"png6"
@@ -167,10 +167,12 @@ def test_only_a_run_of_the_full_size_may_show_some_problems_and_name_the_rest() 
 
 
 def test_a_subset_run_with_nothing_to_fill_the_rest_leaves_benchmarks_md_alone(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from benchmarks.harness.cli import parser, run_and_report
+    import benchmarks.search_quality as sq
+    from benchmarks.harness.cli import parser, refresh_markdown, run_and_report
 
+    monkeypatch.setattr(sq, "KEPT", tmp_path / "kept.json")
     markdown = tmp_path / "BENCHMARKS.md"
     markdown.write_text("# raysweep benchmarks\n\nby hand\n")
 
@@ -181,8 +183,14 @@ def test_a_subset_run_with_nothing_to_fill_the_rest_leaves_benchmarks_md_alone(
     args = parser("t").parse_args(["--results-dir", str(tmp_path), "--markdown", str(markdown)])
     run_and_report("search_quality", lambda **kw: run(True, **kw), args)
     assert markdown.read_text() == "# raysweep benchmarks\n\nby hand\n"
+    # make bench's path (benchmarks.run) as well
+    partial = {"benchmark": "search_quality", **run(True)}
+    refresh_markdown(markdown, tmp_path, [partial])
+    assert markdown.read_text() == "# raysweep benchmarks\n\nby hand\n"
+    assert not sq.KEPT.exists()
     run_and_report("search_quality", lambda **kw: run(False, **kw), args)
     assert "<!-- bench:targets:start -->" in markdown.read_text()
+    assert json.loads(sq.KEPT.read_text())["title"] == "T"  # the result shown, kept
 
 
 def test_recipes_or_peers_left_out_are_named_so_benchmarks_md_is_left_alone() -> None:

