@@ -37,7 +37,8 @@ def test_turns_of_the_loop_walk_no_trial_list_between_drawings(tmp_path: Path) -
 
 def test_starts_and_ends_go_to_the_event_log_with_the_best_so_far(tmp_path: Path) -> None:
     out = io.StringIO()
-    progress = TrialProgress(tmp_path / "trials.jsonl", "loss", "min", 2, out, 1, 0.7)
+    progress = TrialProgress(tmp_path / "trials.jsonl", "loss", "min", 2, out)
+    progress.count_finished({"loss": 0.7, "training_iteration": 3})  # an earlier run's
     progress.start()
     good = SimpleNamespace(trial_id="a", config={"x": 1, "__trial_index__": 1},
                            last_result={"loss": 0.5, "training_iteration": 3})  # fmt: skip
@@ -53,3 +54,49 @@ def test_starts_and_ends_go_to_the_event_log_with_the_best_so_far(tmp_path: Path
     assert events[2]["error"] == "ValueError: boom"
     assert progress.best == 0.5 and progress.finished == 3
     assert "[2/2] a done loss=0.5" in out.getvalue()
+
+
+def ended(progress: TrialProgress, trial_id: str, last: float, best: float, folds: int) -> None:
+    """A trial ends, its metric ``score`` last ``last`` and best ``best`` over ``folds``."""
+    trial = SimpleNamespace(trial_id=trial_id, config={}, metric_analysis={"score": {"max": best}},
+                            last_result={"score": last, "training_iteration": folds})  # fmt: skip
+    progress.trial_ended(trial, [trial])
+
+
+def test_the_live_best_follows_rank_by_last_as_results_json_does(tmp_path: Path) -> None:
+    """A trading-like sweep: cumulative scores over 4 folds, one trial cut after one."""
+    out = io.StringIO()
+    progress = TrialProgress(tmp_path / "t.jsonl", "score", "max", 5, out, rank_by="last")
+    progress.start()
+    ended(progress, "peaked", 0.009, 3.73, 4)  # best on its first fold, last over all four
+    assert (progress.best, progress.best_trial) == (0.009, "peaked")
+    ended(progress, "short", 5.0, 5.0, 1)  # stopped after one fold: ranks after the others
+    assert (progress.best, progress.best_trial) == (0.009, "peaked")
+    ended(progress, "steady", 1.1, 1.2, 4)
+    assert (progress.best, progress.best_trial) == (1.1, "steady")
+    progress.trial_ended(SimpleNamespace(trial_id="e", config={}, last_result={"score": 9.0}),
+                         [], error="boom")  # fmt: skip
+    assert progress.best_trial == "steady"  # an errored trial is not ranked
+    progress.close([])
+    assert "best=1.1" in out.getvalue().splitlines()[-1]
+    by_best = TrialProgress(tmp_path / "b.jsonl", "score", "max", 3, io.StringIO())
+    by_best.start()
+    ended(by_best, "peaked", 0.009, 3.73, 4)
+    ended(by_best, "steady", 1.1, 1.2, 4)
+    assert (by_best.best, by_best.best_trial) == (3.73, "peaked")
+    by_best.close([])
+
+
+def test_a_longer_trial_sends_the_ones_before_it_behind(tmp_path: Path) -> None:
+    """Under ``last``, the trials so far count as cut short once one runs longer."""
+    progress = TrialProgress(tmp_path / "t.jsonl", "loss", "min", 4, io.StringIO(), rank_by="last")
+    progress.count_finished({"loss": 0.1, "training_iteration": 2}, trial_id="early")
+    assert progress.best_trial == "early"
+    progress.count_finished({"loss": 0.9, "training_iteration": 9}, trial_id="b", errored=True)
+    assert progress.best_trial == "early" and progress.finished == 2
+    progress.count_finished({"loss": 0.5, "training_iteration": 4}, trial_id="full")
+    assert (progress.best, progress.best_trial) == (0.5, "full")
+    progress.count_finished({"loss": 0.05, "training_iteration": 3}, trial_id="cut")
+    assert progress.best_trial == "full"
+    progress.count_finished({"loss": 0.4, "training_iteration": 4}, trial_id="better")
+    assert (progress.best, progress.best_trial) == (0.4, "better")

@@ -6,7 +6,6 @@ phases (driver/phases.py); the orchestrator (api.py) only decides which.
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections.abc import Mapping
@@ -219,18 +218,20 @@ def _run_phase(
     apply_run_env_defaults(spec.total_trials, buffer_results=buffers_results(spec))
     parts = run.parts()
     index = next((i for i, p in enumerate(parts) if p.dir == phase.part.dir), len(parts))
-    done, best = _earlier_progress(run, parts[:index], spec)
     progress = ProgressCallback(
         run.events_path,
         spec.metric,
         spec.mode,
         spec.total_trials,
         log.stream,
-        done,
-        best,
         terminal=log.out,  # a live display when it is a terminal (run/live.py)
         log_path=run.log_path,
+        rank_by=spec.ranking,
     )
+    for trial in _earlier_trials(run, parts[:index], spec):  # the count and best so far
+        best = (trial.metric_analysis or {}).get(spec.metric, {}).get(spec.mode)
+        errored = str(trial.status) == "ERROR"
+        progress.count_finished(trial.last_result or {}, best, trial.trial_id, errored)
     restoring = phase.kind == "restore"
     storage_path, storage_fs = run.ray_storage()
     build = BuildOptions(
@@ -307,20 +308,9 @@ def _log_warm_start(warm_start: WarmStart | None, phases: list[Phase], log: RunL
         log.print(line)
 
 
-def _earlier_progress(
-    run: RunDir, earlier: list[Part], spec: SweepSpec
-) -> tuple[int, float | None]:
-    """Finished trials and best metric of the experiments before the current one."""
-    if not earlier:
-        return 0, None
-    best: float | None = None
-    trials = load_trials(run, earlier, spec.metric, spec.mode)
-    for trial in trials:
-        value = (trial.metric_analysis or {}).get(spec.metric, {}).get(spec.mode)
-        valid = isinstance(value, int | float) and not math.isnan(value)
-        if valid and (best is None or (value < best if spec.mode == "min" else value > best)):
-            best = float(value)
-    return len(trials), best
+def _earlier_trials(run: RunDir, earlier: list[Part], spec: SweepSpec) -> list[Any]:
+    """The trials of the experiments before the current one (each finished)."""
+    return load_trials(run, earlier, spec.metric, spec.mode) if earlier else []
 
 
 def run_trials(

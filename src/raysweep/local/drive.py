@@ -144,11 +144,13 @@ def _run_trials(
                 )
         progress = TrialProgress(
             run.events_path, spec.metric, spec.mode, spec.total_trials, log.stream,
-            terminal=log.out, log_path=run.log_path,
+            terminal=log.out, log_path=run.log_path, rank_by=spec.ranking,
         )  # fmt: skip
         for trial in controller.order:  # finished before this invocation: kept as recorded
             if trial.outcome is not None:
-                progress.count_finished(trial.last_result)
+                best = (trial.metric_analysis or {}).get(spec.metric, {}).get(spec.mode)
+                errored = trial.outcome == "errored"
+                progress.count_finished(trial.last_result, best, trial.trial_id, errored)
         progress.start()
         trials = controller.order  # grows as trials are suggested
 

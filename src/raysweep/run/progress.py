@@ -8,13 +8,14 @@ turns; the Ray engine does so through a Ray Tune callback (``driver/progress.py`
 from __future__ import annotations
 
 import json
-import math
 import sys
 import time
 from pathlib import Path
 from typing import IO, Any
 
+from raysweep.config.rank_rule import DEFAULT_RANK_BY
 from raysweep.run.live import Display, Snapshot, make_display
+from raysweep.run.live_best import LiveBest
 from raysweep.search.indexed import INDEX_KEY
 
 
@@ -26,9 +27,9 @@ class TrialProgress:
     heartbeat line every minute without one (run/live.py).
 
     Each line costs O(1): results.json is written once at the end, not per trial.
-    On a resumed or extended run the count and best start from what is already
-    done: ``done_before``/``best_before`` (:meth:`count_finished` for trials an
-    engine finds finished when it continues).
+    The best so far follows the sweep's ``rank_by`` (run/live_best.py). On a
+    resumed or extended run the count and best start from what is already done:
+    :meth:`count_finished` for each trial an engine finds finished when it continues.
     """
 
     def __init__(
@@ -38,24 +39,23 @@ class TrialProgress:
         mode: str,
         total: int,
         out: IO[str],
-        done_before: int = 0,
-        best_before: float | None = None,
         terminal: IO[str] | None = None,
         log_path: Path | None = None,
+        rank_by: str = DEFAULT_RANK_BY,
     ) -> None:
         self.events_path = events_path  # RunDir.events_path
         self.metric = metric
         self.mode = mode
         self.total = total
         self.out = out
-        self.finished = done_before
+        self.finished = 0
+        self._best = LiveBest(mode, rank_by)
         self.best: float | None = None
+        self.best_trial: str | None = None
         self.started: dict[str, float] = {}
         self._events: IO[str] | None = None
-        self._update_best(best_before)
         self.terminal = terminal
         self.log_path = log_path  # RunDir.log_path: where a live display's lines are kept
-        self.best_trial: str | None = None
         self._display: Display | None = None
         self._setup_at = time.monotonic()
         self._finished_here = 0
@@ -94,18 +94,27 @@ class TrialProgress:
             if event.get("event") == "start":
                 self.started.setdefault(event["trial_id"], event["t"])
 
-    def count_finished(self, last_result: dict[str, Any]) -> None:
-        """Count a trial that finished before this invocation (a restored experiment's)."""
+    def count_finished(
+        self,
+        last_result: dict[str, Any],
+        best: Any = None,
+        trial_id: str | None = None,
+        errored: bool = False,
+    ) -> None:
+        """Count a trial that finished before this invocation (a restored experiment's):
+        its last result and best value over its iterations (None: the last one); an
+        errored trial is counted and not ranked."""
         self.finished += 1
-        self._update_best(last_result.get(self.metric))
+        if not errored:
+            self._consider(trial_id, last_result, best)
 
-    def _update_best(self, value: Any) -> None:
-        if isinstance(value, int | float) and not math.isnan(value):
-            better = self.best is None or (
-                value < self.best if self.mode == "min" else value > self.best
-            )
-            if better:
-                self.best = float(value)
+    def _consider(self, trial_id: str | None, result: dict[str, Any], best: Any) -> None:
+        """An ended trial for the best so far (its last ``result``, its ``best`` value)."""
+        last = result.get(self.metric)
+        iterations = result.get("training_iteration")
+        ran = iterations if isinstance(iterations, int) else 0
+        self._best.add(trial_id, last, last if best is None else best, ran)
+        self.best, self.best_trial = self._best.value, self._best.trial_id
 
     def trial_started(self, trial: Any, trials: list[Any]) -> None:
         """``trial`` (an engine's trial: ``trial_id``, ``config``) started or restarted."""
@@ -157,13 +166,8 @@ class TrialProgress:
         trial_best = (
             (getattr(trial, "metric_analysis", {}) or {}).get(self.metric, {}).get(self.mode, value)
         )
-        if isinstance(trial_best, int | float) and not math.isnan(trial_best):
-            better = self.best is None or (
-                trial_best < self.best if self.mode == "min" else trial_best > self.best
-            )
-            if better:
-                self.best = float(trial_best)
-                self.best_trial = trial.trial_id
+        if error is None:
+            self._consider(trial.trial_id, result, trial_best)
         self._append(
             {
                 "event": event,
