@@ -425,8 +425,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--problems", default=None,
                    help=f"comma-separated subset of {sorted(PROBLEMS)}; the others keep the "
-                   "figures of this benchmark's last result (same seeds and budget), or "
-                   "BENCHMARKS.md is left alone")  # fmt: skip
+                   "figures of this benchmark's last result with the same seeds and budget "
+                   "(--results-dir's, else the one BENCHMARKS.md shows, kept in "
+                   "benchmarks/figures/search_quality.json); without one, a run of the full "
+                   "seeds and budget names them as not in it yet, a smaller run leaves "
+                   "BENCHMARKS.md alone")  # fmt: skip
     p.add_argument("--recipes", default=None,
                    help=f"comma-separated recipes; the default run's are "
                    f"{list(DEFAULT_RECIPES)}, and with any of them left out BENCHMARKS.md is "
