@@ -44,7 +44,9 @@ class Param:
 
     def cast(self, value: Any) -> Any:
         """A value an optimizer proposed, as the objective takes it: ints for integers, the
-        matching choice for a categorical one (a float choice matched within rounding)."""
+        matching choice for a categorical one (a float choice matched within rounding), a
+        number outside ``[low, high]`` at the nearer end (Syne Tune's BOHB 0.16 proposed
+        ``num_leaves`` 1 for ``lograndint(4, 128)``: LightGBM refuses it)."""
         if self.choices:
             for choice in self.choices:
                 if choice == value or (
@@ -53,7 +55,8 @@ class Param:
                 ):  # fmt: skip
                     return choice
             raise ValueError(f"{self.name}: {value!r} is not one of {list(self.choices)}")
-        return round(float(value)) if self.integer else float(value)
+        number = min(max(float(value), self.low), self.high)
+        return round(number) if self.integer else number
 
 
 def random_configs(params: Sequence[Param], n: int, seed: int) -> list[dict[str, float | int]]:

@@ -86,6 +86,13 @@ def test_nas_bench_201_is_a_problem_without_a_fidelity_axis() -> None:
     ]
 
 
+def test_a_proposal_outside_the_space_is_taken_at_its_nearer_end() -> None:
+    """Syne Tune's BOHB proposed num_leaves 1 for lograndint(4, 128) (LightGBM refuses it)."""
+    leaves = Param("num_leaves", 4, 128, log=True, integer=True)
+    assert [leaves.cast(v) for v in (1, 3.6, 200.0, 17.4)] == [4, 4, 128, 17]
+    assert Param("x", 0.0, 1.0).cast(-0.5) == 0.0
+
+
 def test_a_choice_is_written_as_sweep_json_and_cast_back_to_the_choice() -> None:
     p = Param.choice("lr", (1e-3, 1e-2))
     assert p.sweep_json() == {"type": "choice", "values": [1e-3, 1e-2]}
