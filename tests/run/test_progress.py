@@ -22,6 +22,12 @@ class CountedTrials(list[Any]):
         return super().__iter__()
 
 
+def earlier(trial_id: str | None, loss: float, iterations: int) -> SimpleNamespace:
+    """A trial an engine finds finished when it continues: its last ``loss``."""
+    last = {"loss": loss, "training_iteration": iterations}
+    return SimpleNamespace(trial_id=trial_id, last_result=last, metric_analysis={})
+
+
 def test_turns_of_the_loop_walk_no_trial_list_between_drawings(tmp_path: Path) -> None:
     """At 10,000 trials a count of running trials per turn made each trial cost more."""
     out = io.StringIO()
@@ -38,7 +44,7 @@ def test_turns_of_the_loop_walk_no_trial_list_between_drawings(tmp_path: Path) -
 def test_starts_and_ends_go_to_the_event_log_with_the_best_so_far(tmp_path: Path) -> None:
     out = io.StringIO()
     progress = TrialProgress(tmp_path / "trials.jsonl", "loss", "min", 2, out)
-    progress.count_finished({"loss": 0.7, "training_iteration": 3})  # an earlier run's
+    progress.count_finished(earlier(None, 0.7, 3))  # an earlier run's
     progress.start()
     good = SimpleNamespace(trial_id="a", config={"x": 1, "__trial_index__": 1},
                            last_result={"loss": 0.5, "training_iteration": 3})  # fmt: skip
@@ -90,13 +96,13 @@ def test_the_live_best_follows_rank_by_last_as_results_json_does(tmp_path: Path)
 def test_a_longer_trial_sends_the_ones_before_it_behind(tmp_path: Path) -> None:
     """Under ``last``, the trials so far count as cut short once one runs longer."""
     progress = TrialProgress(tmp_path / "t.jsonl", "loss", "min", 4, io.StringIO(), rank_by="last")
-    progress.count_finished({"loss": 0.1, "training_iteration": 2}, trial_id="early")
+    progress.count_finished(earlier("early", 0.1, 2))
     assert progress.best_trial == "early"
-    progress.count_finished({"loss": 0.9, "training_iteration": 9}, trial_id="b", errored=True)
+    progress.count_finished(earlier("b", 0.9, 9), errored=True)
     assert progress.best_trial == "early" and progress.finished == 2
-    progress.count_finished({"loss": 0.5, "training_iteration": 4}, trial_id="full")
+    progress.count_finished(earlier("full", 0.5, 4))
     assert (progress.best, progress.best_trial) == (0.5, "full")
-    progress.count_finished({"loss": 0.05, "training_iteration": 3}, trial_id="cut")
+    progress.count_finished(earlier("cut", 0.05, 3))
     assert progress.best_trial == "full"
-    progress.count_finished({"loss": 0.4, "training_iteration": 4}, trial_id="better")
+    progress.count_finished(earlier("better", 0.4, 4))
     assert (progress.best, progress.best_trial) == (0.4, "better")

@@ -44,9 +44,7 @@ class ProgressCallback(TrialProgress, TrialProgressCallback):
         self._primed = True
         for other in trials:
             if other is not current and str(other.status) in ("TERMINATED", "ERROR"):
-                best = (other.metric_analysis or {}).get(self.metric, {}).get(self.mode)
-                errored = str(other.status) == "ERROR"
-                self.count_finished(other.last_result or {}, best, other.trial_id, errored)
+                self.count_finished(other, errored=str(other.status) == "ERROR")
 
     def running(self, trials: list[Any]) -> int:
         """Ray's RUNNING trials (a paused HyperBand trial is not running)."""

@@ -228,10 +228,9 @@ def _run_phase(
         log_path=run.log_path,
         rank_by=spec.ranking,
     )
-    for trial in _earlier_trials(run, parts[:index], spec):  # the count and best so far
-        best = (trial.metric_analysis or {}).get(spec.metric, {}).get(spec.mode)
-        errored = str(trial.status) == "ERROR"
-        progress.count_finished(trial.last_result or {}, best, trial.trial_id, errored)
+    # the earlier experiments' trials: the count and best so far
+    for trial in load_trials(run, parts[:index], spec.metric, spec.mode):
+        progress.count_finished(trial, errored=str(trial.status) == "ERROR")
     restoring = phase.kind == "restore"
     storage_path, storage_fs = run.ray_storage()
     build = BuildOptions(
@@ -306,11 +305,6 @@ def _log_warm_start(warm_start: WarmStart | None, phases: list[Phase], log: RunL
         return
     for line in warm_start.announcement():
         log.print(line)
-
-
-def _earlier_trials(run: RunDir, earlier: list[Part], spec: SweepSpec) -> list[Any]:
-    """The trials of the experiments before the current one (each finished)."""
-    return load_trials(run, earlier, spec.metric, spec.mode) if earlier else []
 
 
 def run_trials(

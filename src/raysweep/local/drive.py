@@ -148,9 +148,7 @@ def _run_trials(
         )  # fmt: skip
         for trial in controller.order:  # finished before this invocation: kept as recorded
             if trial.outcome is not None:
-                best = (trial.metric_analysis or {}).get(spec.metric, {}).get(spec.mode)
-                errored = trial.outcome == "errored"
-                progress.count_finished(trial.last_result, best, trial.trial_id, errored)
+                progress.count_finished(trial, errored=trial.outcome == "errored")
         progress.start()
         trials = controller.order  # grows as trials are suggested
 

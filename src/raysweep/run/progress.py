@@ -94,26 +94,22 @@ class TrialProgress:
             if event.get("event") == "start":
                 self.started.setdefault(event["trial_id"], event["t"])
 
-    def count_finished(
-        self,
-        last_result: dict[str, Any],
-        best: Any = None,
-        trial_id: str | None = None,
-        errored: bool = False,
-    ) -> None:
-        """Count a trial that finished before this invocation (a restored experiment's):
-        its last result and best value over its iterations (None: the last one); an
-        errored trial is counted and not ranked."""
+    def count_finished(self, trial: Any, errored: bool = False) -> None:
+        """Count ``trial`` (an engine's: ``trial_id``, ``last_result``, ``metric_analysis``),
+        finished before this invocation (a restored experiment's); an errored trial is
+        counted and not ranked."""
         self.finished += 1
         if not errored:
-            self._consider(trial_id, last_result, best)
+            self._consider(trial)
 
-    def _consider(self, trial_id: str | None, result: dict[str, Any], best: Any) -> None:
-        """An ended trial for the best so far (its last ``result``, its ``best`` value)."""
+    def _consider(self, trial: Any) -> None:
+        """An ended trial for the best so far: its last result and best value."""
+        result = trial.last_result or {}
         last = result.get(self.metric)
+        best = (getattr(trial, "metric_analysis", {}) or {}).get(self.metric, {}).get(self.mode)
         iterations = result.get("training_iteration")
         ran = iterations if isinstance(iterations, int) else 0
-        self._best.add(trial_id, last, last if best is None else best, ran)
+        self._best.add(trial.trial_id, last, last if best is None else best, ran)
         self.best, self.best_trial = self._best.value, self._best.trial_id
 
     def trial_started(self, trial: Any, trials: list[Any]) -> None:
@@ -167,7 +163,7 @@ class TrialProgress:
             (getattr(trial, "metric_analysis", {}) or {}).get(self.metric, {}).get(self.mode, value)
         )
         if error is None:
-            self._consider(trial.trial_id, result, trial_best)
+            self._consider(trial)
         self._append(
             {
                 "event": event,
