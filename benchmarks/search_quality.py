@@ -379,8 +379,10 @@ def carry_over(earlier: dict[str, Any] | None, left_out: Sequence[str], seeds: l
         targets += [{"taken": earlier.get("date"), **t} for t in earlier["targets"]
                     if t["name"].startswith(f"{problem}: ")]  # fmt: skip
         notes += [n for n in earlier.get("notes", []) if n.startswith(f"{problem} ")]
-        notes.append(f"{problem}: figures of {earlier.get('date')} ({earlier.get('command')}), "
-                     "not run again")  # fmt: skip
+        # carried into ``earlier`` too: keep the date and command it was really taken with
+        taken = [n for n in earlier.get("notes", []) if n.startswith(f"{problem}: figures of ")]
+        notes += taken or [f"{problem}: figures of {earlier.get('date')} "
+                           f"({earlier.get('command')}), not run again"]  # fmt: skip
     return kept
 
 

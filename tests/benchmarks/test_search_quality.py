@@ -126,6 +126,21 @@ def test_a_subset_run_keeps_the_other_problems_figures_with_their_date() -> None
     assert carry_over(two_slots, ["mfh6"], [1, 2], 20, {}, [], {}, []) == []
 
 
+def test_figures_carried_twice_keep_the_date_and_command_they_were_taken_with() -> None:
+    from benchmarks.search_quality import carry_over
+
+    first: list[str] = []
+    carry_over(earlier_result(), ["mfh6"], [1, 2], 20, {}, [], {}, first)
+    later = {**earlier_result(), "date": "2026-11-28T05:00:00Z", "command": "--problems=mfh3",
+             "notes": first}  # fmt: skip
+    notes: list[str] = []
+    targets: list[dict[str, object]] = []
+    carry_over(later, ["mfh6"], [1, 2], 20, {}, targets, {}, notes)
+    taken = [n for n in notes if n.startswith("mfh6: figures of ")]
+    assert taken == [n for n in first if n.startswith("mfh6: figures of ")]
+    assert "2026-11-26T10:00:00Z" in taken[0]
+
+
 def test_the_figures_benchmarks_md_shows_are_kept_in_git_and_fill_a_fresh_checkout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
