@@ -106,11 +106,16 @@ class TrialProgress:
         """An ended trial for the best so far: its last result and best value."""
         result = trial.last_result or {}
         last = result.get(self.metric)
-        best = (getattr(trial, "metric_analysis", {}) or {}).get(self.metric, {}).get(self.mode)
         iterations = result.get("training_iteration")
         ran = iterations if isinstance(iterations, int) else 0
-        self._best.add(trial.trial_id, last, last if best is None else best, ran)
+        self._best.add(trial.trial_id, last, self._trial_best(trial, last), ran)
         self.best, self.best_trial = self._best.value, self._best.trial_id
+
+    def _trial_best(self, trial: Any, last: Any) -> Any:
+        """The trial's best value over its iterations (its ``last`` where none is recorded)."""
+        analysis = getattr(trial, "metric_analysis", {}) or {}
+        best = analysis.get(self.metric, {}).get(self.mode)
+        return last if best is None else best
 
     def trial_started(self, trial: Any, trials: list[Any]) -> None:
         """``trial`` (an engine's trial: ``trial_id``, ``config``) started or restarted."""
@@ -159,9 +164,7 @@ class TrialProgress:
         self._finished_here += 1
         result = trial.last_result or {}
         value = result.get(self.metric)
-        trial_best = (
-            (getattr(trial, "metric_analysis", {}) or {}).get(self.metric, {}).get(self.mode, value)
-        )
+        trial_best = self._trial_best(trial, value)
         if error is None:
             self._consider(trial)
         self._append(
