@@ -38,7 +38,10 @@ def simulate(recipe: str, problem: str, seed: int, trials: int, slots: int) -> t
     mfh = PROBLEMS[problem]
     spec = parse_spec(RECIPES[recipe](mfh, seed, trials))
     searcher = build_searcher(spec)
-    searcher.set_search_properties("value", "min", {})
+    # the sweep's own metric and direction (trading maximizes its composite): TPE's
+    # suggestions depend on the direction it is told, so it is told the sweep's
+    searcher.set_search_properties(spec.metric, spec.mode, {})
+    sign = -1.0 if spec.mode == "max" else 1.0  # the problem's value is minimized
     durations = random.Random(seed)
     live: list[tuple[float, int, dict[str, Any]]] = []
     clock = busy = 0.0
@@ -55,7 +58,7 @@ def simulate(recipe: str, problem: str, seed: int, trials: int, slots: int) -> t
             started += 1
         clock, index, config = heapq.heappop(live)
         value = mfh.value(config, mfh.max_fidelity)
-        result = {"value": value, "training_iteration": mfh.max_fidelity}
+        result = {spec.metric: sign * value, "training_iteration": mfh.max_fidelity}
         searcher.on_trial_complete(f"t{index}", result)
         if best is None or value < best[0]:
             best = (value, mfh.regret(config))
