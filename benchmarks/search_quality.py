@@ -25,7 +25,9 @@ same seeds for everyone. Multi-fidelity recipes and peers sit out a problem with
 fidelity axis; a problem whose package is not installed is left out with its reason.
 
 Output: per problem, the regret of the incumbent at 10/25/50/100 % of the budget
-(median and quartiles over seeds), the wall time, a PNG of the curves
+(median and quartiles over seeds; the incumbent is the best value observed at any
+fidelity), the same at 50/100 % for the trial the optimizer returns (``returned``: the
+best at the highest fidelity reached; harness/regret.py), the wall time, a PNG of the curves
 (``benchmarks/results/search_quality-<problem>.png``) and the issue's targets.
 """
 
@@ -46,6 +48,7 @@ from benchmarks.harness.regret import (
     Run,
     bootstrap_ci,
     budget_to_reach,
+    has_fidelities,
     markdown_table,
     plot,
     regret_at,
@@ -80,6 +83,12 @@ PEERS = (
     "syne-asha-bore",
     "hpbandster-bohb",
     "smac-bo",
+)
+RETURNED_NOTE = (
+    "regret Npct: the incumbent is the best value observed at any fidelity (the targets "
+    "use it); returned Npct: the trial the optimizer returns, the best at the highest "
+    "fidelity reached (a trial cut short never beats a complete one); '—' where the runs "
+    "were recorded without their fidelities"
 )
 # how a recipe's run is recorded: "per-report" since each report is one observation
 RECIPE_RECORDS = "per-report"
@@ -248,6 +257,8 @@ def run(quick: bool = False, repeats: int | None = None, trials: int | None = No
         plot(problem, runs, budget, png)
         (results_dir / f"{NAME}{'.quick' if quick else ''}-{problem}-runs.json").write_text(
             json.dumps(runs), encoding="utf-8")  # fmt: skip
+    if any(k.startswith("returned_") for row in variants.values() for k in row):
+        notes.append(RETURNED_NOTE)
     everything = QUICK_PROBLEMS if quick else tuple(PROBLEMS)
     left_out = [p for p in everything if p not in evals]
     earlier = earlier_result(results_dir, quick, seeds, full) if left_out else None
@@ -401,8 +412,12 @@ def _cached(reuse: bool, where: Path, problem: str, name: str, seed: int, full: 
     path = _cache_path(where, problem, name, seed, full)
     if not reuse or not path.is_file():
         return None
-    log(f"{problem} {name} seed {seed}: reused {path.name}")
     run: Run = json.loads(path.read_text(encoding="utf-8"))
+    if PROBLEMS[problem].max_fidelity > 1 and not has_fidelities(run):
+        log(f"{problem} {name} seed {seed}: {path.name} was recorded without fidelities "
+            "(the 'returned' rule needs them): run again")  # fmt: skip
+        return None
+    log(f"{problem} {name} seed {seed}: reused {path.name}")
     return run
 
 

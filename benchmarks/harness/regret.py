@@ -1,10 +1,16 @@
 """Regret curves of the search-quality benchmark: tables, targets and one PNG per problem.
 
-A run's observations are ``[budget used, wall s, value, regret]`` in the order
-they were made. The incumbent after each is the configuration with the best
-*observed* value so far (what the optimizer itself would return; a low-fidelity
-value is higher than the full one, so it rarely wins); the curve is the true
-full-fidelity regret of that incumbent.
+A run's observations are ``[budget used, wall s, value, regret, fidelity]`` in the
+order they were made (runs recorded before the fidelity was have four). The curve is
+the true full-fidelity regret of the incumbent after each, under one of two rules:
+
+- ``observed``: the configuration with the best value observed at any fidelity (a
+  low-fidelity value is usually worse than the full one, so it rarely wins);
+- ``returned``: the best value at the highest fidelity reached so far, which is what
+  the optimizers hand back (Optuna's best trial is a complete one, SMAC3's, DEHB's and
+  BOHB's incumbents are at the highest budget, ``sweep best`` ranks trials cut short
+  after complete ones). They differ where a short run can look better than a long
+  one, as a trading configuration's first fold can.
 """
 
 from __future__ import annotations
@@ -17,17 +23,52 @@ from pathlib import Path
 from typing import Any
 
 FRACTIONS = (0.10, 0.25, 0.50, 1.00)
+RULES = ("observed", "returned")
+RETURNED_FRACTIONS = (0.50, 1.00)  # the table's columns under the ``returned`` rule
 Run = list[list[float]]
 
 
-def regret_at(run: Run, budget: float) -> float | None:
+class Incumbent:
+    """The incumbent under ``rule`` as observations arrive (``see``)."""
+
+    def __init__(self, rule: str = "observed") -> None:
+        if rule not in RULES:
+            raise ValueError(f"unknown incumbent rule {rule!r}: one of {RULES}")
+        self.rule = rule
+        self.value = math.inf
+        self.fidelity = -math.inf
+
+    def see(self, value: float, fidelity: float | None) -> bool:
+        """Whether an observation of ``value`` at ``fidelity`` becomes the incumbent."""
+        if self.rule == "returned":
+            if fidelity is None:
+                raise ValueError("the 'returned' rule needs each observation's fidelity")
+            if fidelity < self.fidelity or (fidelity == self.fidelity and value >= self.value):
+                return False
+            self.fidelity = fidelity
+        elif value >= self.value:
+            return False
+        self.value = value
+        return True
+
+
+def has_fidelities(run: Run) -> bool:
+    """Whether every observation of ``run`` records its fidelity."""
+    return all(len(obs) >= 5 for obs in run)
+
+
+def _fidelity(obs: Sequence[float]) -> float | None:
+    return obs[4] if len(obs) >= 5 else None
+
+
+def regret_at(run: Run, budget: float, rule: str = "observed") -> float | None:
     """The incumbent's regret after ``budget`` units (None before the first observation)."""
-    best_value, regret = math.inf, None
-    for used, _wall, value, true_regret in run:
-        if used > budget + 1e-9:
+    incumbent, regret = Incumbent(rule), None
+    for obs in run:
+        if obs[0] > budget + 1e-9:
             break
-        if value < best_value:
-            best_value, regret = value, true_regret
+        if incumbent.see(obs[2], _fidelity(obs)):
+            regret = obs[3]
     return regret
 
 
@@ -36,14 +77,14 @@ def within(run: Run, budget: float) -> Run:
     return [obs for obs in run if obs[0] <= budget + 1e-9] or run[:1]
 
 
-def regret_at_time(run: Run, seconds: float) -> float | None:
+def regret_at_time(run: Run, seconds: float, rule: str = "observed") -> float | None:
     """The incumbent's regret after ``seconds`` of wall time."""
-    best_value, regret = math.inf, None
-    for _used, wall, value, true_regret in sorted(run, key=lambda r: r[1]):
-        if wall > seconds:
+    incumbent, regret = Incumbent(rule), None
+    for obs in sorted(run, key=lambda r: r[1]):
+        if obs[1] > seconds:
             break
-        if value < best_value:
-            best_value, regret = value, true_regret
+        if incumbent.see(obs[2], _fidelity(obs)):
+            regret = obs[3]
     return regret
 
 
@@ -69,13 +110,19 @@ def bootstrap_ci(values: Sequence[float], reps: int = 2000, seed: int = 0) -> tu
 
 
 def table(runs: dict[str, list[Run]], budget: float) -> dict[str, dict[str, Any]]:
-    """Per optimizer: regret quartiles over seeds at each fraction of the budget."""
+    """Per optimizer: regret quartiles over seeds at each fraction of the budget; where
+    every run records its fidelities, also under the ``returned`` rule at 50 and 100%."""
     out: dict[str, dict[str, Any]] = {}
     for name, seeds in runs.items():
         row: dict[str, Any] = {"runs": len(seeds)}
         for f in FRACTIONS:
             values = [r for r in (regret_at(run, f * budget) for run in seeds) if r is not None]
             row[f"regret_{int(f * 100)}pct"] = quartiles(values)
+        if seeds and all(has_fidelities(run) for run in seeds):
+            for f in RETURNED_FRACTIONS:
+                values = [r for run in seeds
+                          if (r := regret_at(run, f * budget, "returned")) is not None]  # fmt: skip
+                row[f"returned_{int(f * 100)}pct"] = quartiles(values)
         row["wall_s"] = quartiles([within(run, budget)[-1][1] for run in seeds if run])
         out[name] = row
     return out

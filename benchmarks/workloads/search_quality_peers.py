@@ -2,7 +2,7 @@
 
 ``python -m benchmarks.workloads.search_quality_peers --problem mfh6 --optimizer dehb
 --seed 1 --budget 540 --workers 4`` prints one JSON object: the observations in
-the order they were made, each ``[budget used, wall s, value, regret]``.
+the order they were made, each ``[budget used, wall s, value, regret, fidelity]``.
 
 Evaluations are a formula (search_quality_problems.py) or, for ``lgbm``, a small
 LightGBM fit (search_quality_lgbm.py), so trials run on a simulated clock:
@@ -29,10 +29,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmarks.harness.regret import RULES, Incumbent
 from benchmarks.workloads.search_quality_problems import PROBLEMS, Problem
 from benchmarks.workloads.search_quality_space import Param
 
-Observation = list[float]  # [budget used, wall s, value, regret]
+Observation = list[float]  # [budget used, wall s, value, regret, fidelity]
 
 
 @dataclass
@@ -44,24 +45,24 @@ class Record:
     started: float = field(default_factory=time.perf_counter)
     used: int = 0
     observations: list[Observation] = field(default_factory=list)
-    best: float = math.inf
+    incumbents: list[Incumbent] = field(default_factory=lambda: [Incumbent(r) for r in RULES])
 
     @property
     def done(self) -> bool:
         return self.used >= self.budget
 
     def observe(self, config: dict[str, Any], z: int, cost: int) -> float:
-        """The value at fidelity ``z``; the regret only for a new incumbent where it is a
-        full fit (``cheap_regret`` False), infinite otherwise (as raysweep's recipes)."""
+        """The value at fidelity ``z``; the regret only for a new incumbent (under either
+        rule) where it is a full fit (``cheap_regret`` False), infinite otherwise (as
+        raysweep's recipes)."""
         config = {p.name: p.cast(config[p.name]) for p in self.problem.params}
         value = self.problem.value(config, z)
         self.used += cost
         wall = time.perf_counter() - self.started
-        new_best = value < self.best
-        self.best = min(self.best, value)
-        cheap = self.problem.cheap_regret or new_best
+        new_best = [i.see(value, z) for i in self.incumbents]  # every rule sees it
+        cheap = self.problem.cheap_regret or any(new_best)
         regret = self.problem.regret(config) if cheap else math.inf
-        self.observations.append([self.used, wall, value, regret])
+        self.observations.append([self.used, wall, value, regret, z])
         return value
 
 

@@ -204,16 +204,19 @@ def runs_on(recipe: str, problem: str) -> bool:
 
 
 def observations(run_dir: Path, problem: Problem, popen_t: float) -> list[list[float]]:
-    """``[budget used, wall s, value, regret]`` per report, in the order reports were made.
+    """``[budget used, wall s, value, regret, fidelity]`` per report, in the order reports
+    were made.
 
     Every report is one observation costing one fidelity step, as the peers record
     theirs: the value the trial reported at that step (negated where the sweep
     maximizes its metric, as the problem's ``value`` is), made at the trial's start plus
-    its ``time_total_s``. A trial run again from its start (Hyperband's pause without
-    a checkpoint) pays for its steps again. Where the regret is not ``cheap_regret``
-    (a full fit), only a new incumbent's is computed, the others' are recorded as
-    infinite (the curves read the incumbent's alone).
+    its ``time_total_s``, at the fidelity of its ``training_iteration``. A trial run
+    again from its start (Hyperband's pause without a checkpoint) pays for its steps
+    again. Where the regret is not ``cheap_regret`` (a full fit), only a new
+    incumbent's (under either rule of ``benchmarks.harness.regret``) is computed, the
+    others' are recorded as infinite (the curves read the incumbent's alone).
     """
+    from benchmarks.harness.regret import RULES, Incumbent
     from raysweep.rundir import ITER, RunDir
 
     run = RunDir(run_dir)
@@ -225,7 +228,7 @@ def observations(run_dir: Path, problem: Problem, popen_t: float) -> list[list[f
     for record in run.read_trial_info():
         if record.get("event") == "start":
             starts.setdefault(str(record["trial_id"]), []).append(float(record["t"]))
-    made = []  # (wall s, trial id, value)
+    made = []  # (wall s, trial id, value, fidelity)
     for trial_id, rows in run.trial_rows((ITER, "time_total_s", metric)).items():
         begun, attempt, previous = sorted(starts.get(trial_id, [popen_t])), 0, 0
         for row in rows:
@@ -234,12 +237,12 @@ def observations(run_dir: Path, problem: Problem, popen_t: float) -> list[list[f
             previous = int(row[ITER])
             if metric in row:
                 wall = begun[attempt] + float(row["time_total_s"]) - popen_t
-                made.append((wall, trial_id, sign * float(row[metric])))
+                made.append((wall, trial_id, sign * float(row[metric]), int(row[ITER])))
     made.sort(key=lambda m: m[0])
-    out, best = [], math.inf
-    for used, (wall, trial_id, value) in enumerate(made, 1):
-        new_best = value < best
-        regret = problem.regret(configs[trial_id]) if new_best or problem.cheap_regret else math.inf
-        best = min(best, value)
-        out.append([float(used), wall, value, regret])
+    out, incumbents = [], [Incumbent(rule) for rule in RULES]
+    for used, (wall, trial_id, value, fidelity) in enumerate(made, 1):
+        new_best = [i.see(value, fidelity) for i in incumbents]  # every rule sees it
+        cheap = problem.cheap_regret or any(new_best)
+        regret = problem.regret(configs[trial_id]) if cheap else math.inf
+        out.append([float(used), wall, value, regret, float(fidelity)])
     return out

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from benchmarks.harness.regret import quartiles, regret_at, regret_at_time
+from benchmarks.harness.regret import quartiles, regret_at, regret_at_time, table
 from benchmarks.workloads.search_quality_peers import run as run_peer
 from benchmarks.workloads.search_quality_problems import PROBLEMS, MFHartmann
 from benchmarks.workloads.search_quality_recipes import RECIPES, resolved_digest, runs_on
@@ -48,6 +48,41 @@ def test_the_incumbent_is_the_best_observed_value_scored_by_its_true_regret() ->
     assert (q["median"], q["q1"], q["q3"]) == (3.0, 2.0, 4.0)
 
 
+def test_the_returned_incumbent_is_the_best_at_the_highest_fidelity_reached() -> None:
+    """A short run that looks better than every complete one is not what an optimizer
+    returns: under ``returned`` the best at the highest fidelity reached is."""
+    run = [[1, 1.0, -5.0, 3.0, 1], [2, 2.0, -1.0, 2.0, 3], [3, 3.0, -0.5, 1.0, 3],
+           [4, 4.0, -2.0, 0.5, 3], [5, 5.0, -9.0, 0.1, 2]]  # fmt: skip
+    assert [regret_at(run, b) for b in (1, 2, 3, 4, 5)] == [3.0] * 4 + [0.1]
+    assert [regret_at(run, b, "returned") for b in (1, 2, 3, 4, 5)] == [3.0, 2.0, 2.0, 0.5, 0.5]
+    assert regret_at_time(run, 3.5, "returned") == 2.0
+    with pytest.raises(ValueError, match="fidelity"):
+        regret_at([[1, 1.0, -5.0, 3.0]], 1, "returned")
+    with pytest.raises(ValueError, match="unknown incumbent rule 'best'"):
+        regret_at(run, 1, "best")
+
+
+def test_the_table_has_the_returned_columns_only_where_every_run_has_its_fidelities() -> None:
+    recorded = [[1, 1.0, -5.0, 3.0, 1], [2, 2.0, -1.0, 2.0, 3]]
+    old = [[1, 1.0, -5.0, 3.0], [2, 2.0, -1.0, 2.0]]
+    rows = table({"a": [recorded, recorded], "b": [recorded, old]}, budget=2)
+    assert rows["a"]["returned_100pct"]["median"] == 2.0
+    assert rows["a"]["regret_100pct"]["median"] == 3.0
+    assert "returned_100pct" not in rows["b"] and rows["b"]["regret_100pct"]["median"] == 3.0
+
+
+def test_reuse_runs_again_a_run_recorded_without_fidelities_where_the_problem_has_them(
+    tmp_path: Path,
+) -> None:
+    from benchmarks import search_quality as sq
+
+    old = [[1.0, 0.1, 0.5, 0.5]]
+    sq._keep({}, "peer: optuna-tpe", old, [], tmp_path, "mfh3", 1, 20)
+    assert sq._cached(True, tmp_path, "mfh3", "peer: optuna-tpe", 1, 20) is None
+    sq._keep({}, "peer: optuna-tpe", old, [], tmp_path, "hpolib", 1, 20)  # one fidelity only
+    assert sq._cached(True, tmp_path, "hpolib", "peer: optuna-tpe", 1, 20) == old
+
+
 def test_every_recipe_is_a_valid_sweep() -> None:
     for name, recipe in RECIPES.items():
         for problem in (p for key, p in PROBLEMS.items() if runs_on(name, key)):
@@ -60,6 +95,7 @@ def test_a_peer_spends_exactly_its_budget_in_steps() -> None:
     used = [r[0] for r in runs]
     assert used == list(range(1, 61))
     assert all(r[3] >= -1e-6 for r in runs)
+    assert {r[4] for r in runs} <= set(range(1, 28)) and max(r[4] for r in runs) > 1
 
 
 @pytest.mark.slow
@@ -261,6 +297,7 @@ def test_a_recipe_pays_every_report_and_a_restart_again(tmp_path: Path) -> None:
     assert [r[0] for r in got] == [1, 2, 3, 4, 5, 6]
     assert [r[1] for r in got] == pytest.approx([0.5, 1.0, 1.2, 10.5, 11.0, 11.5])
     assert [r[2] for r in got] == [-1.0, -2.0, 0.0, -1.0, -2.0, -3.0]
+    assert [r[4] for r in got] == [1, 2, 1, 1, 2, 3]  # the fidelity of each report
     assert got[2][3] == problem.regret(bad) and got[0][3] == problem.regret(good)
 
 
@@ -353,7 +390,7 @@ def test_reuse_never_takes_a_run_recorded_under_another_resolved_spec(tmp_path: 
     is recorded under another name, so ``--reuse`` runs it again."""
     from benchmarks import search_quality as sq
 
-    recorded = [[1.0, 0.1, 0.5, 0.5]]
+    recorded = [[1.0, 0.1, 0.5, 0.5, 1.0]]
     for seed in (1, 2):
         sq._keep({}, "raysweep: tpe + asha", recorded, [], tmp_path, "mfh3", seed, 20)
     assert sq._cached(True, tmp_path, "mfh3", "raysweep: tpe + asha", 2, 20) == recorded

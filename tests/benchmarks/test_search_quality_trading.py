@@ -94,20 +94,26 @@ def test_a_maximized_metric_is_observed_negated(tmp_path: Path) -> None:
     run = RunDir(tmp_path / "run")
     run.path.mkdir()
     run.mark("running")
-    run.set_parts([Part("tune", 1)])
-    trials = [{"trial_id": "a", "config": CONFIG}]
+    run.set_parts([Part("tune", 2)])
+    trials = [{"trial_id": "a", "config": CONFIG}]  # b's config: never needed (see below)
     (run.path / "results.json").write_text(
         json.dumps({"metric": "composite", "mode": "max", "trials": trials})
     )
-    (run.path / "trial_info.jsonl").write_text(
-        json.dumps({"trial_id": "a", "event": "start", "t": 100.0}) + "\n"
-    )
+    starts = [{"trial_id": t, "event": "start", "t": 100.0} for t in "ab"]
+    (run.path / "trial_info.jsonl").write_text("".join(json.dumps(s) + "\n" for s in starts))
     folder = run.path / "tune" / "trial_a"
     folder.mkdir(parents=True)
     folder.joinpath("result.json").write_text("".join(json.dumps(
         {"trial_id": "a", "training_iteration": i, "time_total_s": i / 2, "composite": c}) + "\n"
         for i, c in ((1, 0.5), (2, 2.0), (3, 1.0))))  # fmt: skip
+    other = run.path / "tune" / "trial_b"
+    other.mkdir(parents=True)
+    row = {"trial_id": "b", "training_iteration": 1, "time_total_s": 5.0, "composite": 0.1}
+    other.joinpath("result.json").write_text(json.dumps(row) + "\n")
     got = observations(run.path, problem, popen_t=100.0)
-    assert [r[2] for r in got] == [-0.5, -2.0, -1.0]
-    # the best composite (2.0) is the incumbent, scored by its full-fidelity regret
-    assert got[1][3] == trading.REFERENCE_OPTIMUM - 1.5 and math.isinf(got[2][3])
+    assert [r[2] for r in got] == [-0.5, -2.0, -1.0, -0.1]
+    assert [r[4] for r in got] == [1, 2, 3, 1]
+    # the best composite (2.0) is the incumbent at any fidelity, scored by its full regret;
+    # the third fold is the highest fidelity reached, the incumbent of what is returned
+    assert got[1][3] == trading.REFERENCE_OPTIMUM - 1.5 == got[2][3]
+    assert math.isinf(got[3][3])  # no rule's incumbent: its regret is not fitted
