@@ -85,10 +85,11 @@ PEERS = (
     "smac-bo",
 )
 RETURNED_NOTE = (
-    "regret Npct: the incumbent is the best value observed at any fidelity (the targets "
-    "use it); returned Npct: the trial the optimizer returns, the best at the highest "
-    "fidelity reached (a trial cut short never beats a complete one); '—' where the runs "
-    "were recorded without their fidelities"
+    "regret Npct: the incumbent is the best value observed at any fidelity (as sweep best "
+    "under rank_by best; the targets use it); returned Npct: the best at the highest "
+    "fidelity reached, the trial the peers return and sweep best under rank_by last "
+    "(a trial cut short never beats a complete one); '—' where the runs were recorded "
+    "without their fidelities"
 )
 # how a recipe's run is recorded: "per-report" since each report is one observation
 RECIPE_RECORDS = "per-report"

@@ -4,13 +4,16 @@ A run's observations are ``[budget used, wall s, value, regret, fidelity]`` in t
 order they were made (runs recorded before the fidelity was have four). The curve is
 the true full-fidelity regret of the incumbent after each, under one of two rules:
 
-- ``observed``: the configuration with the best value observed at any fidelity (a
-  low-fidelity value is usually worse than the full one, so it rarely wins);
+- ``observed``: the configuration with the best value observed at any fidelity, as
+  ``sweep best`` picks under ``rank_by: "best"`` (a low-fidelity value is usually worse
+  than the full one, so it rarely wins);
 - ``returned``: the best value at the highest fidelity reached so far, which is what
-  the optimizers hand back (Optuna's best trial is a complete one, SMAC3's, DEHB's and
-  BOHB's incumbents are at the highest budget, ``sweep best`` ranks trials cut short
-  after complete ones). They differ where a short run can look better than a long
-  one, as a trading configuration's first fold can.
+  the peers hand back (Optuna's best trial is a complete one, SMAC3's, DEHB's and
+  BOHB's incumbents are at the highest budget) and ``sweep best`` under ``rank_by:
+  "last"`` (trading's default: trials cut short rank after complete ones).
+
+They differ where a short run can look better than a long one, as a trading
+configuration's first fold can.
 """
 
 from __future__ import annotations
