@@ -111,6 +111,9 @@ def test_quick_variant_writes_tables_curves_and_targets(tmp_path: Path) -> None:
     row = data["variants"]["mfh3 · raysweep: tpe"]
     assert row["runs"] == 1
     assert row["regret_100pct"]["median"] is not None
+    # a sweep run's reports carry their fidelity: the trial returned is scored too
+    assert row["returned_100pct"]["median"] is not None
+    assert any(n.startswith("regret Npct: ") for n in data["notes"])
     assert data["tables"]["mfh3"][0].startswith("| optimizer |")
     assert (tmp_path / "search_quality.quick-mfh3.png").stat().st_size > 1000
     # every report is an observation costing one step, as for the peers: 4 trials x 27 steps
