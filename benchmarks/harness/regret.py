@@ -55,6 +55,17 @@ class Incumbent:
         return True
 
 
+class Incumbents:
+    """Every rule's incumbent at once: what a recorder asks before paying for a regret."""
+
+    def __init__(self) -> None:
+        self._all = [Incumbent(rule) for rule in RULES]
+
+    def see(self, value: float, fidelity: float) -> bool:
+        """Whether the observation becomes the incumbent under any rule (each sees it)."""
+        return any([i.see(value, fidelity) for i in self._all])
+
+
 def has_fidelities(run: Run) -> bool:
     """Whether every observation of ``run`` records its fidelity."""
     return all(len(obs) >= 5 for obs in run)
@@ -66,13 +77,7 @@ def _fidelity(obs: Sequence[float]) -> float | None:
 
 def regret_at(run: Run, budget: float, rule: str = "observed") -> float | None:
     """The incumbent's regret after ``budget`` units (None before the first observation)."""
-    incumbent, regret = Incumbent(rule), None
-    for obs in run:
-        if obs[0] > budget + 1e-9:
-            break
-        if incumbent.see(obs[2], _fidelity(obs)):
-            regret = obs[3]
-    return regret
+    return _regret_until(run, 0, budget + 1e-9, rule)
 
 
 def within(run: Run, budget: float) -> Run:
@@ -82,9 +87,15 @@ def within(run: Run, budget: float) -> Run:
 
 def regret_at_time(run: Run, seconds: float, rule: str = "observed") -> float | None:
     """The incumbent's regret after ``seconds`` of wall time."""
+    return _regret_until(sorted(run, key=lambda r: r[1]), 1, seconds, rule)
+
+
+def _regret_until(run: Run, column: int, limit: float, rule: str) -> float | None:
+    """The regret of the incumbent under ``rule`` over the observations, in order, whose
+    ``column`` (0: budget used, 1: wall s) is at most ``limit``."""
     incumbent, regret = Incumbent(rule), None
-    for obs in sorted(run, key=lambda r: r[1]):
-        if obs[1] > seconds:
+    for obs in run:
+        if obs[column] > limit:
             break
         if incumbent.see(obs[2], _fidelity(obs)):
             regret = obs[3]
@@ -118,14 +129,12 @@ def table(runs: dict[str, list[Run]], budget: float) -> dict[str, dict[str, Any]
     out: dict[str, dict[str, Any]] = {}
     for name, seeds in runs.items():
         row: dict[str, Any] = {"runs": len(seeds)}
-        for f in FRACTIONS:
-            values = [r for r in (regret_at(run, f * budget) for run in seeds) if r is not None]
-            row[f"regret_{int(f * 100)}pct"] = quartiles(values)
+        columns = [("regret", f, "observed") for f in FRACTIONS]
         if seeds and all(has_fidelities(run) for run in seeds):
-            for f in RETURNED_FRACTIONS:
-                values = [r for run in seeds
-                          if (r := regret_at(run, f * budget, "returned")) is not None]  # fmt: skip
-                row[f"returned_{int(f * 100)}pct"] = quartiles(values)
+            columns += [("returned", f, "returned") for f in RETURNED_FRACTIONS]
+        for head, f, rule in columns:
+            values = [r for run in seeds if (r := regret_at(run, f * budget, rule)) is not None]
+            row[f"{head}_{int(f * 100)}pct"] = quartiles(values)
         row["wall_s"] = quartiles([within(run, budget)[-1][1] for run in seeds if run])
         out[name] = row
     return out

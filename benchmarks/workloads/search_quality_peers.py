@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.harness.regret import RULES, Incumbent
+from benchmarks.harness.regret import Incumbents
 from benchmarks.workloads.search_quality_problems import PROBLEMS, Problem
 from benchmarks.workloads.search_quality_space import Param
 
@@ -45,7 +45,7 @@ class Record:
     started: float = field(default_factory=time.perf_counter)
     used: int = 0
     observations: list[Observation] = field(default_factory=list)
-    incumbents: list[Incumbent] = field(default_factory=lambda: [Incumbent(r) for r in RULES])
+    incumbents: Incumbents = field(default_factory=Incumbents)
 
     @property
     def done(self) -> bool:
@@ -59,8 +59,7 @@ class Record:
         value = self.problem.value(config, z)
         self.used += cost
         wall = time.perf_counter() - self.started
-        new_best = [i.see(value, z) for i in self.incumbents]  # every rule sees it
-        cheap = self.problem.cheap_regret or any(new_best)
+        cheap = self.incumbents.see(value, z) or self.problem.cheap_regret
         regret = self.problem.regret(config) if cheap else math.inf
         self.observations.append([self.used, wall, value, regret, z])
         return value

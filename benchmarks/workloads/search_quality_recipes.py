@@ -216,7 +216,7 @@ def observations(run_dir: Path, problem: Problem, popen_t: float) -> list[list[f
     incumbent's (under either rule of ``benchmarks.harness.regret``) is computed, the
     others' are recorded as infinite (the curves read the incumbent's alone).
     """
-    from benchmarks.harness.regret import RULES, Incumbent
+    from benchmarks.harness.regret import Incumbents
     from raysweep.rundir import ITER, RunDir
 
     run = RunDir(run_dir)
@@ -239,10 +239,9 @@ def observations(run_dir: Path, problem: Problem, popen_t: float) -> list[list[f
                 wall = begun[attempt] + float(row["time_total_s"]) - popen_t
                 made.append((wall, trial_id, sign * float(row[metric]), int(row[ITER])))
     made.sort(key=lambda m: m[0])
-    out, incumbents = [], [Incumbent(rule) for rule in RULES]
+    out, incumbents = [], Incumbents()
     for used, (wall, trial_id, value, fidelity) in enumerate(made, 1):
-        new_best = [i.see(value, fidelity) for i in incumbents]  # every rule sees it
-        cheap = problem.cheap_regret or any(new_best)
+        cheap = incumbents.see(value, fidelity) or problem.cheap_regret
         regret = problem.regret(configs[trial_id]) if cheap else math.inf
         out.append([float(used), wall, value, regret, float(fidelity)])
     return out
