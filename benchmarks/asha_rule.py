@@ -9,7 +9,7 @@ ASHA bracket itself (``ray.tune.schedulers.async_hyperband._Bracket``, the objec
 ``ASHAScheduler`` asks, told each step's result), the same rungs (grace 1, reduction
 factor 3) and seeds. The rest of the chain is the same, so the ratio is the rule's.
 A third rule is raysweep's ``rank`` (``scheduler.rung_rule``, the default for new
-sweeps): Ray's bracket with raysweep's ``RankBracket`` cutoff, which should decide
+sweeps): Ray's bracket with raysweep's ``RuleBracket`` cutoff, which should decide
 as Optuna's pruner does, step for step.
 
 Per problem and fraction of the budget: each rule's median regret and Ray's, then
@@ -41,14 +41,16 @@ def ray_pruner(max_t: int, rank: bool = False) -> Any:
     from ray.tune.schedulers.async_hyperband import _Bracket
     from ray.tune.schedulers.trial_scheduler import TrialScheduler
 
-    from raysweep._raycompat.asha_rungs import RankBracket
+    from raysweep._raycompat.asha_rungs import RuleBracket
 
     class Handle:  # what _Bracket reads of a trial
         def __init__(self, number: int) -> None:
             self.trial_id = str(number)
 
-    kind = RankBracket if rank else _Bracket
-    bracket = kind(min_t=1, max_t=max_t, reduction_factor=REDUCTION_FACTOR, s=0)
+    if rank:
+        bracket = RuleBracket(1, max_t, REDUCTION_FACTOR, 0, rule="rank")
+    else:
+        bracket = _Bracket(min_t=1, max_t=max_t, reduction_factor=REDUCTION_FACTOR, s=0)
 
     class RayAsha(optuna.pruners.BasePruner):  # type: ignore[misc]
         def prune(self, study: Any, trial: Any) -> bool:

@@ -97,3 +97,66 @@ class Recorder(Searcher):
         self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False
     ) -> None:
         self.events.append(("complete", trial_id, None if result is None else result["loss"]))
+
+
+def curve(config: dict[str, Any], step: int) -> float:
+    """A falling learning curve whose end is :func:`objective` (early steps rank roughly)."""
+    return objective(config) + 4.0 / step
+
+
+def simulate_sweep(spec: SweepSpec, slots: int, rng: random.Random) -> dict[int, tuple[Any, ...]]:
+    """Run ``spec``'s searcher and scheduler, ``slots`` trials at once, each step of each
+    trial lasting a random time: the calls Ray's controller makes, no Ray cluster.
+
+    Returns, per trial index: its config, iterations run, status and last value.
+    """
+    import heapq
+
+    from ray.tune.experiment import Trial
+    from ray.tune.schedulers import TrialScheduler
+
+    from raysweep.search.indexed import INDEX_KEY
+    from raysweep.tuner.build import build_scheduler
+    from raysweep.tuner.search_alg import build_searcher
+
+    searcher, scheduler = build_searcher(spec), build_scheduler(spec)
+    searcher.set_search_properties(spec.metric, spec.mode, {})
+    scheduler.set_search_properties(spec.metric, spec.mode)
+    max_t = spec.iteration_budget or 1
+    events: list[tuple[float, int, str]] = []  # (time step ends, tie-break, trial id)
+    trials: dict[str, Trial] = {}
+    steps: dict[str, int] = {}
+    out: dict[int, tuple[Any, ...]] = {}
+    now, made = 0.0, 0
+
+    def start() -> None:
+        nonlocal made
+        while len(steps) < slots and made < spec.total_trials:
+            trial_id = f"t{made}"
+            config = searcher.suggest(trial_id)
+            if not isinstance(config, dict):
+                return  # strict mode waits for a trial to end
+            made += 1
+            trials[trial_id] = Trial("noop", config=config, stub=True, trial_id=trial_id)
+            scheduler.on_trial_add(None, trials[trial_id])  # type: ignore[arg-type]
+            steps[trial_id] = 0
+            heapq.heappush(events, (now + rng.uniform(0.2, 2.0), made, trial_id))
+
+    start()
+    while events:
+        now, _, trial_id = heapq.heappop(events)
+        trial = trials[trial_id]
+        steps[trial_id] += 1
+        value = curve(trial.config, steps[trial_id])
+        result = {spec.metric: value, "training_iteration": steps[trial_id]}
+        searcher.on_trial_result(trial_id, result)
+        decision = scheduler.on_trial_result(None, trial, result)  # type: ignore[arg-type]
+        if steps[trial_id] < max_t and decision != TrialScheduler.STOP:
+            heapq.heappush(events, (now + rng.uniform(0.2, 2.0), made, trial_id))
+            continue
+        status = "completed" if steps[trial_id] >= max_t else "stopped"
+        out[trial.config[INDEX_KEY]] = (trial.config, steps.pop(trial_id), status, value)
+        scheduler.on_trial_complete(None, trial, result)  # type: ignore[arg-type]
+        searcher.on_trial_complete(trial_id, result)
+        start()
+    return out

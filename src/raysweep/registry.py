@@ -17,6 +17,7 @@ SEARCHERS: dict[str, str] = {
     "grid": "raysweep.search.variants:make_variants",
     "random": "raysweep.search.variants:make_variants",
     "optuna": "raysweep.search.optuna:make_optuna",
+    "mf-tpe": "raysweep.search.mftpe:make_mftpe",
     "hyperopt": "raysweep.search.hyperopt:make_hyperopt",
 }
 

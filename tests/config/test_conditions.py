@@ -67,7 +67,9 @@ def test_cycles_and_grid_are_refused() -> None:
         spec(cycle)
     grid = {"model": {"type": "grid", "values": ["x", "y"]},
             "x.depth": {"type": "grid", "values": [2, 4], "when": {"model": "x"}}}  # fmt: skip
-    with pytest.raises(ConfigError, match=r"need search\.algorithm random, optuna, hyperopt"):
+    with pytest.raises(
+        ConfigError, match=r"need search\.algorithm random, optuna, mf-tpe, hyperopt"
+    ):
         spec(grid, "grid")
     with pytest.raises(ConfigError, match="a grid parameter cannot be conditional"):
         spec(grid, "random")

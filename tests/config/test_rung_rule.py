@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from factories import quadratic_sweep
-from raysweep._raycompat.asha_rungs import RankBracket
+from raysweep._raycompat.asha_rungs import RuleBracket
 from raysweep.config.load import parse_spec, spec_hash, spec_to_json
 from raysweep.errors import ConfigError, ResumeError
 from raysweep.run.resume_spec import resumed_spec
@@ -23,15 +23,21 @@ def asha_data(**scheduler: object) -> dict[str, Any]:
     return quadratic_sweep(scheduler={"type": "asha", "max_t": 9, **scheduler})
 
 
-def rank_brackets(spec: Any) -> bool:
+def rank_brackets(spec: Any, rule: str = "rank") -> bool:
     brackets = build_scheduler(spec)._brackets  # type: ignore[attr-defined]
-    return all(isinstance(b, RankBracket) for b in brackets)
+    return all(isinstance(b, RuleBracket) and b.rule == rule for b in brackets)
 
 
 def test_a_new_asha_sweep_records_the_rank_rule() -> None:
     spec = parse_spec(asha_data())
     assert spec_to_json(spec)["scheduler"]["rung_rule"] == "rank"
     assert rank_brackets(spec)
+
+
+def test_the_quorum_rule_is_recorded_and_built() -> None:
+    spec = parse_spec(asha_data(rung_rule="quorum"))
+    assert spec_to_json(spec)["scheduler"]["rung_rule"] == "quorum"
+    assert rank_brackets(spec, "quorum")
 
 
 def test_rays_rule_stays_available_and_is_recorded() -> None:
@@ -58,7 +64,9 @@ def test_an_old_spec_json_keeps_rays_rule_and_its_hash(tmp_path: Path) -> None:
     assert not rank_brackets(spec)
 
 
-@pytest.mark.parametrize("given", [{}, {"rung_rule": "percentile"}, {"rung_rule": "rank"}])
+@pytest.mark.parametrize(
+    "given", [{}, {"rung_rule": "percentile"}, {"rung_rule": "rank"}, {"rung_rule": "quorum"}]
+)
 def test_a_run_resumes_with_the_config_it_was_started_with(
     tmp_path: Path, given: dict[str, str]
 ) -> None:
@@ -82,5 +90,7 @@ def test_a_changed_rule_is_refused_on_resume(tmp_path: Path) -> None:
 
 
 def test_an_unknown_rule_is_refused_by_name() -> None:
-    with pytest.raises(ConfigError, match=r"scheduler\.rung_rule: .*'rank' or 'percentile'"):
+    with pytest.raises(
+        ConfigError, match=r"scheduler\.rung_rule: .*'rank', 'quorum' or 'percentile'"
+    ):
         parse_spec(asha_data(rung_rule="top"))

@@ -173,17 +173,18 @@ def test_state_saved_and_restored_through_ray_wrappers(
 
 
 @pytest.mark.parametrize("schedule", SCHEDULES)
-@pytest.mark.parametrize("scheduler", ["asha", "median", "hyperband"])
+@pytest.mark.parametrize("scheduler", ["median", "hyperband"])
 def test_strict_refuses_arrival_order_schedulers(scheduler: str, schedule: str) -> None:
     with pytest.raises(ConfigError) as info:
         spec_for("random", scheduler={"type": scheduler}, schedule=schedule)
     message = str(info.value)
     assert f"scheduler.type: '{scheduler}' is not reproducible in strict mode" in message
-    assert "use fifo" in message
+    assert "use fifo or asha" in message
 
 
-def test_strict_accepts_fifo() -> None:
-    assert spec_for("random", scheduler={"type": "fifo"}).reproducibility.strict
+@pytest.mark.parametrize("scheduler", ["fifo", "asha"])
+def test_strict_accepts_fifo_and_asha(scheduler: str) -> None:
+    assert spec_for("random", scheduler={"type": scheduler}).reproducibility.strict
 
 
 @pytest.mark.parametrize("schedule", SCHEDULES)

@@ -346,12 +346,17 @@ def _asha_rungs() -> list[Target]:
             "asha_rungs",
             BOTH,
         ),
-        # the override only counts while Ray's rule compares the new result with it
+        # the override only counts while Ray's rule compares the new result with it; strict
+        # mode filters a rung's record by the trials' indices, looked up by trial id
         Target(
             asha,
             "_Bracket.on_result",
             "source",
-            ("cutoff = self.cutoff(recorded)", "cur_rew < cutoff"),
+            (
+                "cutoff = self.cutoff(recorded)",
+                "cur_rew < cutoff",
+                "recorded[trial.trial_id] = cur_rew",
+            ),
             "asha_rungs",
             BOTH,
         ),

@@ -18,7 +18,7 @@ from typing import Any
 from raysweep.config.space import ChoiceParam, GridParam
 
 # search algorithms that can express a conditional space
-CONDITIONAL_ALGORITHMS: tuple[str, ...] = ("random", "optuna", "hyperopt")
+CONDITIONAL_ALGORITHMS: tuple[str, ...] = ("random", "optuna", "mf-tpe", "hyperopt")
 Conditions = dict[str, tuple[str, list[Any]]]
 """``{parameter: (parent, values)}``: a parameter exists when its parent takes one of the values."""
 

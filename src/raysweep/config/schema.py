@@ -29,7 +29,12 @@ from raysweep.config.objectives import (
 )
 from raysweep.config.ranking import RankByField
 from raysweep.config.resources import ResourcesConfig
-from raysweep.config.search_options import HyperOptOptions, NoOptions, OptunaOptions
+from raysweep.config.search_options import (
+    HyperOptOptions,
+    MFTPEOptions,
+    NoOptions,
+    OptunaOptions,
+)
 from raysweep.config.space import GridParam, Param, is_param_dict
 
 # The built-in trainables by name; raysweep.trainables.builtins maps each to its function.
@@ -40,7 +45,7 @@ BUILTIN_TRAINABLE_NAMES: tuple[str, ...] = (
     "torch_mlp",
     "trading",
 )
-ALGORITHMS = ("grid", "random", "optuna", "hyperopt")
+ALGORITHMS = ("grid", "random", "optuna", "mf-tpe", "hyperopt")
 GRID_ALGORITHMS = ("grid", "random")
 OPTUNA_SAMPLERS = ("tpe", "cmaes", "gp", "random", "nsga2")
 _PARAM_ADAPTER: TypeAdapter[Any] = TypeAdapter(Param)
@@ -51,6 +56,7 @@ _OPTIONS: dict[str, type[StrictModel]] = {
     "grid": NoOptions,
     "random": NoOptions,
     "optuna": OptunaOptions,
+    "mf-tpe": MFTPEOptions,
     "hyperopt": HyperOptOptions,
 }
 
@@ -58,7 +64,7 @@ _OPTIONS: dict[str, type[StrictModel]] = {
 class SearchConfig(StrictModel):
     """How configurations are suggested."""
 
-    algorithm: Literal["grid", "random", "optuna", "hyperopt"] = "random"
+    algorithm: Literal["grid", "random", "optuna", "mf-tpe", "hyperopt"] = "random"
     num_samples: int = Field(default=10, ge=1)
     max_concurrent: int | None = Field(default=None, ge=1)
     options: dict[str, Any] = Field(default_factory=dict)
@@ -99,11 +105,14 @@ class AshaScheduler(SchedulerMetric):
     # None: a spec.json written before this field, run with Ray's rule ("percentile") and
     # left out of spec.json so its hash stays; a new sweep records its rule
     # (config/search_defaults.py), "percentile" too when the config sets it
-    rung_rule: Literal["rank", "percentile"] | None = Field(
+    rung_rule: Literal["rank", "quorum", "percentile"] | None = Field(
         default=None,
         description="which trials pass a rung: 'rank' keeps the best n // reduction_factor "
-        "of the n results there, itself counted (the ASHA paper, Optuna's successive "
-        "halving); 'percentile' continues a trial at or above the (1 - 1/reduction_factor) "
+        "of the n results there, itself counted, and at least the best one (the ASHA paper, "
+        "Optuna's successive halving); 'quorum' the same without that floor, so a rung "
+        "passes nobody before it holds reduction_factor results (the first trials, drawn "
+        "at random, are not run to the end); 'percentile' continues a trial at or above the "
+        "(1 - 1/reduction_factor) "
         "percentile of those recorded before it (Ray Tune's ASHAScheduler); unset: 'rank' "
         "for a new sweep ('percentile' for a run started before the field existed)",
     )
@@ -291,16 +300,16 @@ class SweepSpec(RankByField):  # rank_by: config/ranking.py
                 )
             if not grid_keys:
                 raise ValueError("space: algorithm 'grid' needs at least one 'grid' parameter")
-        # Schedulers whose decisions depend on when results arrive or how many trials run.
+        # Schedulers whose decisions depend on when results arrive or how many trials run;
+        # strict ASHA compares a trial only with trials settled before it started
         not_strict = {
-            "asha": "its promotions depend on the order in which results arrive",
             "median": "its median is taken over whatever results have arrived so far",
             "hyperband": "which trials share a bracket milestone depends on how many run at once",
         }
         if self.reproducibility.strict and self.scheduler.type in not_strict:
             raise ValueError(
                 f"scheduler.type: {self.scheduler.type!r} is not reproducible in strict mode "
-                f"({not_strict[self.scheduler.type]}); use fifo, or set "
+                f"({not_strict[self.scheduler.type]}); use fifo or asha, or set "
                 "reproducibility.strict to false and search.max_concurrent to 1"
             )
         check_local_execution(self)

@@ -56,6 +56,9 @@ def with_new_defaults(spec: SweepSpec, given: set[str]) -> SweepSpec:
         scheduler = spec.scheduler.model_copy(update={"rung_rule": "rank"})
         spec = spec.model_copy(update={"scheduler": scheduler})
     options = dict(spec.search.options)
+    if spec.search.algorithm == "mf-tpe" and "group" not in given:
+        options["group"] = bool(options["multivariate"]) and bool(conditions(spec.space))
+        return _with_options(spec, options)
     if spec.search.algorithm != "optuna" or options.get("sampler") != "tpe":
         return spec
     if "multivariate" not in given:  # Optuna: multivariate for one objective only
@@ -63,6 +66,11 @@ def with_new_defaults(spec: SweepSpec, given: set[str]) -> SweepSpec:
     options.setdefault("constant_liar", True)
     if "group" not in given:  # only multivariate TPE can group
         options["group"] = bool(options["multivariate"]) and bool(conditions(spec.space))
+    return _with_options(spec, options)
+
+
+def _with_options(spec: SweepSpec, options: dict[str, Any]) -> SweepSpec:
+    """``spec`` with ``search.options`` replaced (validated again)."""
     if options == spec.search.options:
         return spec
     data = spec.model_dump(mode="json")

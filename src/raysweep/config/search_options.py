@@ -35,6 +35,23 @@ class OptunaOptions(StrictModel):
         return self
 
 
+class MFTPEOptions(StrictModel):
+    """``search.options`` for ``mf-tpe`` (search/mftpe.py).
+
+    ``group`` unset: true where the space has conditional parameters, as for Optuna's TPE.
+    """
+
+    n_startup_trials: int = Field(default=5, ge=0)
+    multivariate: bool = True
+    group: bool | None = None
+
+    @model_validator(mode="after")
+    def _group(self) -> MFTPEOptions:
+        if self.group and not self.multivariate:
+            raise ValueError("group: needs multivariate true (got multivariate false)")
+        return self
+
+
 class HyperOptOptions(StrictModel):
     """``search.options`` for ``hyperopt``.
 

@@ -63,7 +63,11 @@ def hyperband_concurrency_warning(spec: SweepSpec) -> str | None:
 def hyperband_searcher_warning(spec: SweepSpec) -> str | None:
     """A warning when a model-based searcher gets every Hyperband trial before any result."""
     limit = spec.search.max_concurrent
-    if spec.scheduler.type != "hyperband" or spec.search.algorithm not in ("optuna", "hyperopt"):
+    if spec.scheduler.type != "hyperband" or spec.search.algorithm not in (
+        "optuna",
+        "mf-tpe",
+        "hyperopt",
+    ):
         return None
     if limit is not None and limit < spec.search.num_samples:
         return None

@@ -207,7 +207,7 @@ def manifest_warnings(spec: SweepSpec, gpu_plan: GPUPlan) -> list[str]:
             + (", even in strict mode" if spec.reproducibility.strict else "")
         )
     if not spec.reproducibility.strict and concurrent:
-        if spec.search.algorithm in ("optuna", "hyperopt"):
+        if spec.search.algorithm in ("optuna", "mf-tpe", "hyperopt"):
             warnings.append(
                 f"search.algorithm={spec.search.algorithm} with max_concurrent "
                 f"{spec.search.max_concurrent or 'unlimited'}: suggestions depend on the order "

@@ -143,7 +143,7 @@ def point_conditions(native: Any) -> Conditions | None:
 
 def native_space(algorithm: str, space: Mapping[str, Any], domains: Mapping[str, Any]) -> Any:
     """The searcher's own form of a conditional space (None for random search)."""
-    if algorithm == "optuna":
+    if algorithm in ("optuna", "mf-tpe"):
         return optuna_space(space, domains)
     if algorithm == "hyperopt":
         return hyperopt_space(space, domains)

@@ -7,6 +7,26 @@ from ray.tune.search import Searcher
 from raysweep.search.wrapping import WrappingSearcher
 
 
+class Settled:
+    """Strict mode's ``i -> n``: trials ``< n`` had all ended when trial ``i`` was suggested.
+
+    The window suggests ``i`` once every trial ``<= i - size`` has ended; batches
+    suggest a batch once every earlier batch has. An early-stopping decision for trial
+    ``i`` that compares it with those trials alone depends on the seed only. A class,
+    not a closure: Ray pickles the scheduler that holds it.
+    """
+
+    def __init__(self, schedule: str, size: int) -> None:
+        if size < 1:
+            raise ValueError(f"size must be >= 1 (got {size})")
+        self.schedule, self.size = schedule, size
+
+    def __call__(self, index: int) -> int:
+        if self.schedule == "window":
+            return max(0, index - self.size + 1)
+        return (index // self.size) * self.size
+
+
 class StrictSchedule(WrappingSearcher):
     """A wrapper drawing from ``searcher`` at most ``total`` times, ``size`` ahead of its results.
 

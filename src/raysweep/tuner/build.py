@@ -20,6 +20,7 @@ from raysweep.registry import SCHEDULERS, lookup
 from raysweep.rundir import TUNE_DIR
 from raysweep.schedulers.hyperband import hyperband_milestones
 from raysweep.search.indexed import INDEX_KEY
+from raysweep.search.strict_schedule import Settled
 from raysweep.trainables.wrapper import TrialPlan, make_trainable
 from raysweep.tuner.loggers import logger_callbacks
 from raysweep.tuner.search_alg import build_search_alg
@@ -71,7 +72,11 @@ class TunerParts:
 def build_scheduler(spec: SweepSpec) -> TrialScheduler:
     """The spec's trial scheduler."""
     factory = lookup(SCHEDULERS, "scheduler", spec.scheduler.type)
-    scheduler: TrialScheduler = factory(spec.scheduler, TIME_ATTR)
+    extra: dict[str, Any] = {}
+    repro = spec.reproducibility
+    if repro.strict and spec.scheduler.type == "asha":  # the schema allows no other
+        extra["settled"] = Settled(repro.schedule, repro.batch_size)
+    scheduler: TrialScheduler = factory(spec.scheduler, TIME_ATTR, **extra)
     return scheduler
 
 

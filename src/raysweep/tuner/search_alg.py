@@ -60,7 +60,7 @@ def build_searcher(spec: SweepSpec, points: Sequence[Mapping[str, Any]] = ()) ->
     if spec.search.algorithm not in ("grid", "random"):
         space = {k: v for k, v in space.items() if is_sampled(spec.space[k])}
     extra: dict[str, Any] = {}
-    if spec.search.algorithm == "optuna" and spec.scheduler.type != "fifo":
+    if spec.search.algorithm in ("optuna", "mf-tpe") and spec.scheduler.type != "fifo":
         extra["full_length"] = spec.iteration_budget  # shorter trials were stopped early
     conds = conditions(spec.space)
     if conds:  # draw only the parameters that exist in each trial
