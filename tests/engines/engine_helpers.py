@@ -21,8 +21,11 @@ SPACES: dict[str, dict[str, Any]] = {
         "num_leaves": {"type": "int", "low": 4, "high": 32, "log": True},
     },
 }
-SPACES["optuna"] = SPACES["hyperopt"] = SPACES["random"]
-SEARCH_OPTIONS: dict[str, dict[str, Any]] = {"optuna": {"n_startup_trials": 2}}
+SPACES["optuna"] = SPACES["mf-tpe"] = SPACES["hyperopt"] = SPACES["random"]
+SEARCH_OPTIONS: dict[str, dict[str, Any]] = {
+    "optuna": {"n_startup_trials": 2},
+    "mf-tpe": {"n_startup_trials": 2},
+}
 SCHEDULERS: dict[str, dict[str, Any]] = {
     "fifo": {"type": "fifo"},
     "asha": {"type": "asha", "max_t": 4, "grace_period": 1, "reduction_factor": 2},

@@ -14,6 +14,9 @@ from engine_helpers import contract_sweep, run_contract_sweep, trials_by_index
 
 from raysweep.errors import ConfigError
 
+SCHEDULERS = ("fifo", "asha", "median")
+SEEDS = {"mf-tpe": {"seed": 3}}  # a seed at which ASHA stops trials (1 stops none of its)
+
 
 def test_the_same_seed_twice_gives_identical_trials(tmp_path: Path, engine: str) -> None:
     data = contract_sweep(f"twice-{engine}", "optuna", "asha", engine)
@@ -26,14 +29,20 @@ def test_the_same_seed_twice_gives_identical_trials(tmp_path: Path, engine: str)
     assert trials == trials_by_index(second)
 
 
-@pytest.mark.parametrize("scheduler", ["fifo", "asha", "median"])
-@pytest.mark.parametrize("algorithm", ["grid", "random", "optuna", "hyperopt"])
+@pytest.mark.parametrize(
+    ("algorithm", "scheduler"),
+    [
+        *((a, s) for a in ("grid", "random", "optuna", "hyperopt") for s in SCHEDULERS),
+        ("mf-tpe", "asha"),  # the multi-fidelity searcher, with the scheduler it is for
+    ],
+)
 def test_ray_and_local_agree_index_by_index_at_one_slot(
     tmp_path: Path, ray_session: None, algorithm: str, scheduler: str
 ) -> None:
     runs = {}
     for engine in ("ray", "local"):
-        data = contract_sweep(f"{algorithm}-{scheduler}-{engine}", algorithm, scheduler, engine)
+        data = contract_sweep(f"{algorithm}-{scheduler}-{engine}", algorithm, scheduler, engine,
+                              **SEEDS.get(algorithm, {}))  # fmt: skip
         code, run, out = run_contract_sweep(tmp_path, data)
         assert code == 0, out
         runs[engine] = trials_by_index(run)
@@ -66,15 +75,22 @@ def test_an_engine_refuses_what_it_cannot_run_by_name(
     assert not (tmp_path / "runs").exists()
 
 
-@pytest.mark.parametrize("schedule", ["batch", "window"])
-@pytest.mark.parametrize("algorithm", ["optuna", "hyperopt"])
+@pytest.mark.parametrize(
+    ("algorithm", "scheduler", "schedule"),
+    [
+        *((a, "fifo", s) for a in ("optuna", "hyperopt") for s in ("batch", "window")),
+        ("mf-tpe", "asha", "window"),  # strict early stopping
+    ],
+)
 def test_ray_and_local_agree_in_strict_mode_at_two_slots(
-    tmp_path: Path, ray_session: None, algorithm: str, schedule: str
+    tmp_path: Path, ray_session: None, algorithm: str, scheduler: str, schedule: str
 ) -> None:
-    """Strict batches: the searcher sees each batch's results in index order on either engine."""
+    """Strict batches: the searcher sees each batch's results in index order on either
+    engine; strict ASHA decides each rung from the trials settled before the trial."""
     runs = {}
     for engine in ("ray", "local"):
-        data = contract_sweep(f"strict-{algorithm}-{schedule}-{engine}", algorithm, "fifo", engine,
+        name = f"strict-{algorithm}-{scheduler}-{schedule}-{engine}"
+        data = contract_sweep(name, algorithm, scheduler, engine, **SEEDS.get(algorithm, {}),
                               reproducibility={"strict": True, "batch_size": 2,
                                                "strict_schedule": schedule})  # fmt: skip
         data["search"]["max_concurrent"] = 2
@@ -83,3 +99,5 @@ def test_ray_and_local_agree_in_strict_mode_at_two_slots(
         runs[engine] = trials_by_index(run)
     assert len(runs["local"]) == 4
     assert runs["ray"] == runs["local"]
+    if scheduler == "asha":  # strict ASHA decided something: its decisions are compared
+        assert "stopped" in [trial[4] for trial in runs["local"].values()]

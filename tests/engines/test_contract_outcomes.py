@@ -149,7 +149,7 @@ def test_num_samples_extension_runs_only_the_extra_trials(tmp_path: Path, engine
     assert code == 0 and "nothing to resume" in out_io.getvalue(), out_io.getvalue()
 
 
-@pytest.mark.parametrize("algorithm", ["random", "optuna"])
+@pytest.mark.parametrize("algorithm", ["random", "optuna", "mf-tpe"])
 def test_warm_start_points_run_first_the_same_way_on_both_engines(
     tmp_path: Path, ray_session: None, algorithm: str
 ) -> None:
