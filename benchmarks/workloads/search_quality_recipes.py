@@ -124,6 +124,21 @@ def _grid(problem: Problem, seed: int, full: int) -> dict[str, Any]:
     return config
 
 
+def _mftpe(rule: str = "quorum", strict: bool = False, algorithm: str = "mf-tpe") -> Recipe:
+    """``algorithm`` (mf-tpe: TPE learning from every report) with ASHA under ``rule``;
+    ``strict``: strict mode's window of ``SLOTS``."""
+
+    def make(problem: Problem, seed: int, full: int) -> dict[str, Any]:
+        config = base(problem, seed, 6 * full, {"algorithm": algorithm})
+        config["scheduler"] = {**asha(problem), "rung_rule": rule}
+        if strict:
+            config["reproducibility"] = {"strict": True, "batch_size": SLOTS,
+                                         "strict_schedule": "window"}  # fmt: skip
+        return config
+
+    return make
+
+
 RECIPES: dict[str, Recipe] = {
     "random": _plain("random"),
     "grid (3 levels)": _grid,
@@ -150,15 +165,22 @@ RECIPES: dict[str, Recipe] = {
     "tpe + asha (ray's rule; 50 ms steps)": _optuna(
         mf=True, scale=6, step_s=0.05, rung_rule="percentile"
     ),
+    # the multi-fidelity searcher (search/mftpe.py) with ASHA's quorum rule, and in strict mode
+    "mf-tpe + asha": _mftpe(),
+    "mf-tpe + asha strict": _mftpe(strict=True),
+    "mf-tpe + asha (rank rule)": _mftpe(rule="rank"),
+    "tpe + asha (quorum rule)": _mftpe(algorithm="optuna"),
 }
 # recipes that measure one question (a default before it changed, a setting, a step's length,
 # Ray's rung rule): run when named with --recipes, not in the default run, whose tables
 # and targets are the recipes users pick
 STUDIES = ("tpe univariate (before)", "tpe univariate + asha (before)", "tpe strict window 2",
            "tpe + asha (grace 3)", "tpe + asha (grace 9)", "tpe + asha (50 ms steps)",
-           "tpe + asha (ray's rule)", "tpe + asha (ray's rule; 50 ms steps)")  # fmt: skip
+           "tpe + asha (ray's rule)", "tpe + asha (ray's rule; 50 ms steps)",
+           "mf-tpe + asha (rank rule)", "tpe + asha (quorum rule)")  # fmt: skip
 DEFAULT_RECIPES = tuple(name for name in RECIPES if name not in STUDIES)
-MULTI_FIDELITY = ("tpe + asha", "tpe univariate + asha (before)", "random + hyperband",
+MULTI_FIDELITY = ("mf-tpe + asha", "mf-tpe + asha strict", "mf-tpe + asha (rank rule)",
+                  "tpe + asha (quorum rule)", "tpe + asha", "tpe univariate + asha (before)", "random + hyperband",
                   "tpe + asha (ray engine)", "gp + asha", "tpe + asha (grace 3)",
                   "tpe + asha (grace 9)", "tpe + asha (50 ms steps)", "tpe + asha (ray's rule)",
                   "tpe + asha (ray's rule; 50 ms steps)")  # fmt: skip
