@@ -84,7 +84,10 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     from raysweep.config.load import spec_to_json
 
     spec = api.load_run_spec(api.RunOptions(config=Path(args.config)))
+    notes = api.validation_notes(spec)
     print(json.dumps(spec_to_json(spec), indent=2))
+    for note in notes:
+        print(note, file=sys.stderr)
     print(f"ok: {spec.total_trials} trials", file=sys.stderr)
     return 0
 
@@ -296,7 +299,13 @@ def build_parser() -> argparse.ArgumentParser:
     repro.add_argument("--trial", metavar="ID", help="trial id (default: the best trial)")
     repro.set_defaults(func=_cmd_repro)
 
-    validate = sub.add_parser("validate", help="validate a sweep.json and print the resolved spec")
+    validate = sub.add_parser(
+        "validate",
+        help="validate a sweep.json and print the resolved spec",
+        description="Checks the config, the trainable and its data; prints the resolved spec "
+        "(JSON, on stdout) and, on stderr, what the trainable knows about its data (trading: "
+        "bars, span, gaps, folds), warnings, and what the same seed repeats.",
+    )
     validate.add_argument("--config", required=True, metavar="FILE")
     validate.set_defaults(func=_cmd_validate)
 

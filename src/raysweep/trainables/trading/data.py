@@ -56,19 +56,38 @@ class DataReport:
     interval: pd.Timedelta
     gaps: tuple[Gap, ...] = field(default=())
 
-    def lines(self, limit: int = 5) -> list[str]:
-        """A summary line, then one line per gap (the largest ``limit`` gaps)."""
+    def lines(self, limit: int = 3) -> list[str]:
+        """A summary line, then one line for the gaps and one per gap (the ``limit`` largest)."""
+        more = ", ..." if len(self.symbols) > 5 else ""
         out = [
             f"{self.source}: {self.rows} bars, {len(self.symbols)} symbol(s) "
-            f"({', '.join(self.symbols[:5])}{', ...' if len(self.symbols) > 5 else ''}), "
-            f"{self.start} .. {self.end}, interval {self.interval}"
+            f"({', '.join(self.symbols[:5])}{more}), {stamp_text(self.start)} .. "
+            f"{stamp_text(self.end)}, interval {interval_text(self.interval)}"
         ]
         if self.gaps:
             missing = sum(g.missing_bars for g in self.gaps)
             out.append(f"{len(self.gaps)} gap(s), {missing} missing bar(s); largest:")
             largest = sorted(self.gaps, key=lambda g: -g.missing_bars)[:limit]
-            out.extend(f"  {g.symbol}: {g.missing_bars} bar(s) after {g.after}" for g in largest)
+            out.extend(
+                f"  {g.symbol}: {g.missing_bars} bar(s) after {stamp_text(g.after)}"
+                for g in largest
+            )
         return out
+
+
+def stamp_text(stamp: pd.Timestamp) -> str:
+    """``2004-08-19 13:00 UTC`` (a time-zone-naive stamp without the zone)."""
+    zone = " UTC" if stamp.tzinfo is not None and stamp.utcoffset() == pd.Timedelta(0) else ""
+    return stamp.strftime("%Y-%m-%d %H:%M") + zone
+
+
+def interval_text(interval: pd.Timedelta) -> str:
+    """``1h``, ``15min``, ``1d``, ``30s``: the largest whole unit."""
+    seconds = int(interval.total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds and seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{interval.total_seconds():g}s"
 
 
 @dataclass(frozen=True)
