@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 EXECUTION_HELP = "ray (Ray Tune) or local (GBM on CPUs in this process, no Ray; docs/config.md)"
 EPILOG = """exit codes: 0 done (at least one trial succeeded), 1 the sweep failed,
 2 invalid input (nothing started, nothing written), 130 interrupted (resumable)"""
+CLOSED_PIPE = 141  # 128 + SIGPIPE: what a command ended by a closed pipe exits with
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -386,8 +388,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (sweep status RUN | head -3)
+        _drop_stdout()
+        return CLOSED_PIPE
     finally:
         _stop_own_ray()
+
+
+def _drop_stdout() -> None:
+    """Send what is left for stdout nowhere, so the exit's flush raises nothing."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def console(argv: Sequence[str] | None = None) -> None:

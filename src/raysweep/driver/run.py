@@ -229,6 +229,8 @@ def _run_phase(
         terminal=log.out,  # a live display when it is a terminal (run/live.py)
         log_path=run.log_path,
         rank_by=spec.ranking,
+        max_iterations=spec.iteration_budget,
+        info_path=_trial_info_path(run, options),
     )
     # the earlier experiments' trials: the count and best so far
     for trial in load_trials(run, parts[:index], spec.metric, spec.mode):

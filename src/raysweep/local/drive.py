@@ -147,6 +147,7 @@ def _run_trials(
         progress = TrialProgress(
             run.events_path, spec.metric, spec.mode, spec.total_trials, log.stream,
             terminal=log.out, log_path=run.log_path, rank_by=spec.ranking,
+            max_iterations=spec.iteration_budget, info_path=run.trial_info_path,
         )  # fmt: skip
         for trial in controller.order:  # finished before this invocation: kept as recorded
             if trial.outcome is not None:

@@ -105,6 +105,15 @@ class SweepResult:
         return sum(1 for t in self.trials if t.status in ("completed", "stopped"))
 
 
+def ended_status(returned: bool, iterations: int, budget: int | None) -> TrialStatus:
+    """A trial that ended without an error: ``completed`` when its function returned by
+    itself or it ran its whole iteration ``budget`` (the scheduler's max_t, the stop rule);
+    ``stopped`` when its scheduler ended it earlier."""
+    if returned or (budget is not None and iterations >= budget):
+        return "completed"
+    return "stopped"
+
+
 def clean_number(value: Any) -> Any:
     """NaN and infinities become None so the JSON stays standard."""
     if isinstance(value, float) and not math.isfinite(value):
