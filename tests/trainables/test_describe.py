@@ -11,7 +11,12 @@ import pytest
 from factories import fx_hourly_bars, make_spec, trading_sweep
 from raysweep.config.load import parse_spec
 from raysweep.errors import TrainableError
-from raysweep.trainables.describe import describe_data, max_t_warning, reports_per_trial
+from raysweep.trainables.describe import (
+    best_trial_warnings,
+    describe_data,
+    max_t_warning,
+    reports_per_trial,
+)
 
 
 def test_trading_describes_bars_gaps_and_fold_dates(tmp_path: Path) -> None:
@@ -123,3 +128,27 @@ def test_max_t_is_not_judged_for_user_trainables_or_sampled_rounds() -> None:
         }
     )
     assert reports_per_trial(sampled) is None
+
+
+def test_a_trading_best_trial_with_too_few_trades_is_warned_about() -> None:
+    spec = parse_spec(trading_sweep(min_trades=20))
+    few = best_trial_warnings(spec, "t0", {"n_trades": 2.0, "sharpe": 4.73})
+    assert few == [
+        "the best trial, t0, made 2 trade(s) over its validation folds, fewer than min_trades "
+        "20: too few for its metrics (sharpe 4.73) to mean much. Size label_threshold, "
+        "stop_loss and take_profit to the instrument's moves (the typical move per bar is in "
+        "the data summary; docs/trading.md, 'Scaling the ranges to the instrument')"
+    ]
+    assert best_trial_warnings(spec, "t0", {"n_trades": 20.0}) == []
+    assert best_trial_warnings(make_spec(), "t0", {"loss": 1.0}) == []  # offers no check
+
+
+def test_a_failing_user_check_costs_a_warning_not_the_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(tmp_path))
+    body = "def check(args, trial_id, last):\n    return 1 / 0\n\nfit.check_best = check\n"
+    ref = write_trainable(tmp_path, "checked_fit", body)
+    warnings = best_trial_warnings(make_spec(trainable=ref), "t0", {"loss": 1.0})
+    assert warnings == ["check_best of trainable 'checked_fit:fit' failed: ZeroDivisionError: "
+                        "division by zero"]  # fmt: skip

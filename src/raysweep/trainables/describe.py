@@ -15,6 +15,11 @@ trainable's checks, which loaded the data already (cached): it costs next to not
 ``reports_per_trial(spec)``: how many results one trial of a built-in reports (folds,
 boosting rounds over ``report_every``, epochs), so that a scheduler's ``max_t`` beyond
 it is warned about.
+
+``best_trial_warnings(spec, best)``: what the trainable says of the sweep's best trial
+at the end (:data:`BEST_CHECKERS`, or a user function's ``check_best`` attribute, called
+with ``trainable_args`` and the trial's last result): ``trading`` warns when it made
+fewer trades than ``min_trades``.
 """
 
 from __future__ import annotations
@@ -31,8 +36,11 @@ from raysweep.trainables.builtins import BUILTIN_TRAINABLES, positive_int_arg
 DATA_DESCRIBERS: dict[str, str] = {
     "trading": "raysweep.trainables.trading.summary:describe_trading_data",
 }
-USER_HOOK = "describe_data"  # the attribute of a user trainable's function
-Describer = Callable[[dict[str, Any]], Any]
+BEST_CHECKERS: dict[str, str] = {
+    "trading": "raysweep.trainables.trading.summary:check_best_trial",
+}
+USER_HOOK = "describe_data"  # the attributes of a user trainable's function
+USER_CHECK = "check_best"
 
 
 @dataclass(frozen=True)
@@ -49,7 +57,7 @@ class DataSummary:
 
 def describe_data(spec: SweepSpec) -> DataSummary | None:
     """The trainable's summary of its data (None: it offers none)."""
-    describer = _describer(spec.trainable)
+    describer = _hook(spec.trainable, DATA_DESCRIBERS, USER_HOOK)
     if describer is None:
         return None
     try:
@@ -76,15 +84,28 @@ def as_summary(found: Any) -> DataSummary | None:
     )
 
 
-def _describer(trainable: str) -> Describer | None:
+def best_trial_warnings(spec: SweepSpec, trial_id: str, last: Mapping[str, Any]) -> list[str]:
+    """What the trainable says of the sweep's best trial (its ``last`` result)."""
+    checker = _hook(spec.trainable, BEST_CHECKERS, USER_CHECK)
+    if checker is None:
+        return []
+    try:  # the trials are done: a failing check costs a warning, never the results
+        found = checker(dict(spec.trainable_args), trial_id, dict(last))
+    except Exception as exc:
+        return [f"{USER_CHECK} of trainable {spec.trainable!r} failed: {type(exc).__name__}: {exc}"]
+    return [str(w) for w in found or []]
+
+
+def _hook(trainable: str, builtins: Mapping[str, str], attribute: str) -> Callable[..., Any] | None:
+    """A built-in's registered function, or the attribute of a user trainable's function."""
     from raysweep.registry import import_ref
 
     if trainable in BUILTIN_TRAINABLES:
-        ref = DATA_DESCRIBERS.get(trainable)
+        ref = builtins.get(trainable)
         return import_ref(ref) if ref else None
     from raysweep.trainables.user import load_user_trainable
 
-    hook = getattr(load_user_trainable(trainable), USER_HOOK, None)
+    hook = getattr(load_user_trainable(trainable), attribute, None)
     return hook if callable(hook) else None
 
 

@@ -16,6 +16,7 @@ import pandas as pd
 from raysweep.trainables.describe import DataSummary
 from raysweep.trainables.trading.data import Bars, load_bars, utc_ns
 from raysweep.trainables.trading.folds import Fold, WalkForward, plan_folds
+from raysweep.trainables.trading.params import ScoreArgs
 
 SYNTHETIC_WARNING = (
     "the data is SYNTHETIC (trainable_args.data 'synthetic'), not prices of any market: "
@@ -92,3 +93,20 @@ def _ranges(fold: Fold, stamps: np.ndarray, daily: bool) -> tuple[tuple[str, str
 
     train = (at(fold.train_start), at(fold.train_end - 1))
     return train, (at(fold.val_start), at(fold.val_end - 1))
+
+
+def check_best_trial(args: Mapping[str, Any], trial_id: str, last: Mapping[str, Any]) -> list[str]:
+    """A warning when the best trial made fewer trades than ``min_trades`` (default 20)."""
+    trades = last.get("n_trades")
+    min_trades = ScoreArgs.from_args(args).min_trades
+    if not isinstance(trades, int | float) or trades >= min_trades:
+        return []
+    sharpe = last.get("sharpe")
+    ratio = f" (sharpe {sharpe:.3g})" if isinstance(sharpe, int | float) else ""
+    return [
+        f"the best trial, {trial_id}, made {trades:g} trade(s) over its validation folds, "
+        f"fewer than min_trades {min_trades}: too few for its metrics{ratio} to mean much. "
+        "Size label_threshold, stop_loss and take_profit to the instrument's moves "
+        "(the typical move per bar is in the data summary; docs/trading.md, 'Scaling the "
+        "ranges to the instrument')"
+    ]
