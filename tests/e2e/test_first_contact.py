@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from factories import REPO, SWEEP, fx_hourly_bars, run_sweep_cli, sweep_env
+from factories import REPO, SWEEP, fx_hourly_bars, quadratic_sweep, run_sweep_cli, sweep_env
 from raysweep.rundir import RunDir
 
 pytestmark = pytest.mark.slow
@@ -185,15 +185,8 @@ def misnamed(work: Path) -> Done:
     code = work / "code"
     code.mkdir()
     (code / "mytrain.py").write_text(USER_TRAINABLE)
-    config = {
-        "name": "los",
-        "trainable": "mytrain:fit",
-        "metric": "los",
-        "mode": "min",
-        "space": {"x": {"type": "uniform", "low": 0, "high": 2}},
-        "search": {"algorithm": "random", "num_samples": 4, "max_concurrent": 2},
-        "seed": 1,
-    }
+    search = {"algorithm": "random", "num_samples": 4, "max_concurrent": 2}
+    config = quadratic_sweep(name="los", trainable="mytrain:fit", metric="los", search=search)
     return sweep_run(work, config, pythonpath=(code,))
 
 
