@@ -240,7 +240,7 @@ def format_status(info: dict[str, Any]) -> str:
     if best is not None:
         lines.append(f"best: {best['metric']}={_short(best['value'])} (trial {best['trial_id']})")
         if best.get("config"):
-            lines.append(f"best config: {json.dumps(_short(best['config']))}")
+            lines.append(f"best config: {json.dumps(_short(best['config']), default=str)}")
     for error in info["errors"][:ERRORS_SHOWN]:
         lines.append(f"errored: trial {error['trial_id']} (#{error['index']}): {error['error']}")
     if len(info["errors"]) > ERRORS_SHOWN:
