@@ -41,13 +41,16 @@ def test_plain_lines_and_a_heartbeat_only_after_a_quiet_spell() -> None:
     display = PlainDisplay(out, heartbeat_s=0.2)
     display.tick(lambda: SNAP)
     assert out.getvalue() == ""  # not quiet long enough
-    display.line("[1/10] t1 done loss=1 iters=3 best=1", lambda: SNAP)
+    display.line(
+        "[1/10] t1 completed after 3 iteration(s): loss=1; sweep best loss=1 (trial t1)",
+        lambda: SNAP,
+    )
     time.sleep(0.25)
     display.tick(lambda: SNAP)
     display.tick(lambda: SNAP)  # the heartbeat itself restarts the clock
     lines = out.getvalue().splitlines()
     assert lines == [
-        "[1/10] t1 done loss=1 iters=3 best=1",
+        "[1/10] t1 completed after 3 iteration(s): loss=1; sweep best loss=1 (trial t1)",
         "[heartbeat] 4/10 finished (1 completed, 3 stopped), 2 running, 4 pending; "
         "sweep best loss=0.125 (trial abc); "
         "elapsed 2m05s, ETA ~3m10s",
