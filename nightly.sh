@@ -21,7 +21,8 @@ Usage: nightly.sh [--help]
 Runs one night of a raysweep sweep: takes a lock, checks the machine, resumes the
 newest unfinished nightly run or starts nightly_YYYYmmdd_HHMMSS (UTC), exports the
 best configurations, compares with the previous successful night, notifies, rotates
-old runs and appends the night to history.jsonl. Read the nights with
+old runs and appends the night to history.jsonl (every night, failed ones too,
+also when the sweep command itself does not run). Read the nights with
 `sweep history $SWEEP_LOG_DIR`.
 
 Settings (environment variables; also read from SWEEP_ENV_FILE, default
@@ -38,8 +39,8 @@ deploy/nightly.env beside this script when present; the environment wins over th
                         atomically (default models/best_configs_latest.json)
   SWEEP_REGRESSION_PCT  a best worse than the previous night's by more than this
                         percent is a regression (default 5)
-  SWEEP_WARM_START      1: evaluate the previous night's top configurations first
-                        (default 1; 0 turns it off)
+  SWEEP_WARM_START      1: evaluate the previous night's top configurations first,
+                        at most half of the night's trials (default 1; 0 turns it off)
   SWEEP_BIN             the sweep command (default: sweep on PATH, else .venv/bin/sweep
                         beside this script)
   SWEEP_RUN_ARGS        extra arguments for sweep run/resume, e.g. '--address auto'
@@ -52,7 +53,7 @@ Exit codes:
   1    the sweep failed (no trial succeeded)
   2    invalid input: the sweep refused its config or flags
   3    lock trouble: the log directory or its lock file cannot be used
-  4    the sweep command does not run
+  4    the sweep command does not run (the reason names SWEEP_BIN)
   5    not enough free disk in SWEEP_LOG_DIR
   6    a GPU in SWEEP_GPUS does not exist
   7    the export could not be written
@@ -138,6 +139,7 @@ settings() {
   SWEEP_REGRESSION_PCT="${SWEEP_REGRESSION_PCT:-5}"
   SWEEP_WARM_START="${SWEEP_WARM_START:-1}"
   SWEEP_RUN_ARGS="${SWEEP_RUN_ARGS:-}"
+  SWEEP_BIN_GIVEN="${SWEEP_BIN:-}"
   if [[ -z ${SWEEP_BIN:-} ]]; then
     SWEEP_BIN="$(command -v sweep || true)"
     SWEEP_BIN="${SWEEP_BIN:-$SCRIPT_DIR/.venv/bin/sweep}"
@@ -242,6 +244,37 @@ notify() { # event exit_code reason
   fi
 }
 
+# A JSON string of $1 (backslashes, quotes and control characters escaped).
+json_string() {
+  local text="$1"
+  text="${text//\\/\\\\}"
+  text="${text//\"/\\\"}"
+  text="${text//$'\n'/\\n}"
+  text="${text//$'\r'/\\r}"
+  text="${text//$'\t'/\\t}"
+  printf '"%s"' "$text"
+}
+
+# The night's line in history.jsonl, written by bash alone: when the sweep command cannot
+# run (`sweep nightly record` then cannot either), the night still shows in `sweep history`.
+record_without_sweep() { # exit_code reason
+  local status=failed run=null resumed=false wall line
+  if (($1 == EX_INTERRUPTED)); then
+    status=interrupted
+  fi
+  if [[ -n $RUN_DIR ]]; then
+    run="$(json_string "$(basename "$RUN_DIR")")"
+  fi
+  if ((RESUMED)); then
+    resumed=true
+  fi
+  wall="$(awk -v a="$NIGHT_STARTED" -v b="$(date +%s.%N)" 'BEGIN {printf "%.3f", b - a}')"
+  line="{\"date\": \"$NIGHT_DATE\", \"run\": $run, \"status\": \"$status\", \"exit_code\": $1, "
+  line+="\"reason\": $(json_string "${2:-unknown}"), \"trials\": null, \"completed\": null, "
+  line+="\"wall_s\": $wall, \"resumed\": $resumed, \"regression_pct\": $SWEEP_REGRESSION_PCT}"
+  printf '%s\n' "$line" >>"$SWEEP_LOG_DIR/history.jsonl"
+}
+
 # Record the night, notify, rotate, exit. Never returns.
 finish() { # exit_code reason
   local code="$1" reason="${2:-}" event verdict
@@ -260,7 +293,11 @@ finish() { # exit_code reason
     args+=(--resumed)
   fi
   if ! verdict="$("$SWEEP_BIN" "${args[@]}" 2>>"$NIGHT_LOG")"; then
-    log "warning: the night could not be recorded in $SWEEP_LOG_DIR/history.jsonl"
+    if record_without_sweep "$code" "$reason"; then
+      log "recorded the night in $SWEEP_LOG_DIR/history.jsonl without the sweep command"
+    else
+      log "warning: the night could not be recorded in $SWEEP_LOG_DIR/history.jsonl"
+    fi
     event="failed"
     if ((code == 0)); then
       event="succeeded"
@@ -297,6 +334,18 @@ take_lock() {
     exit "$EX_OK"
   fi
   printf '%s\n' "$$" >"$lock"
+}
+
+# SWEEP_BIN must name a command; say which setting to fix when it does not.
+check_sweep_bin() {
+  local how="SWEEP_BIN is not set, and there is no sweep on PATH nor $SCRIPT_DIR/.venv/bin/sweep"
+  if [[ -n $SWEEP_BIN_GIVEN ]]; then
+    how="SWEEP_BIN=$SWEEP_BIN_GIVEN"
+  fi
+  if ! command -v "$SWEEP_BIN" >/dev/null 2>&1; then
+    finish "$EX_NO_SWEEP" "the sweep command does not run: $how: no such command; set \
+SWEEP_BIN to the sweep of your install (e.g. /opt/raysweep/.venv/bin/sweep) or put sweep on PATH"
+  fi
 }
 
 check_disk() {
@@ -379,6 +428,7 @@ main() {
   load_env_file
   settings
   NIGHT_STARTED="$(date +%s.%N)"
+  NIGHT_DATE="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
   local stamp pending
   stamp="$(date -u +%Y%m%d_%H%M%S)"
   trap 'on_signal SIGTERM' TERM
@@ -395,8 +445,10 @@ main() {
   PAYLOAD="$SWEEP_LOG_DIR/.notification-$stamp.json"
   log "night starts (pid $$, config $SWEEP_CONFIG, log $NIGHT_LOG)"
 
+  check_sweep_bin
   if ! pending="$("$SWEEP_BIN" nightly pending "$SWEEP_LOG_DIR" 2>>"$NIGHT_LOG")"; then
-    finish "$EX_NO_SWEEP" "the sweep command does not run: $SWEEP_BIN (see the log)"
+    finish "$EX_NO_SWEEP" "the sweep command does not run: SWEEP_BIN=$SWEEP_BIN failed \
+(see $NIGHT_LOG); set SWEEP_BIN to the sweep of a working install"
   fi
   check_disk
   if [[ -n $SWEEP_GPUS ]]; then

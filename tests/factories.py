@@ -146,3 +146,34 @@ def csv_with_missing_values(path: Path) -> Path:
         rows.append(f"{a},{(i * 7) % 13 / 13},{(i * 3) % 5},{i % 2}")
     path.write_text("\n".join(rows) + "\n")
     return path
+
+
+def fx_hourly_bars(rows: int = 3000, seed: int = 5) -> Any:
+    """Hourly EUR/USD-like bars as a pandas DataFrame indexed by an unnamed timestamp, in
+    the shape of backtesting.py's ``EURUSD.csv`` once written with ``to_csv()`` (header
+    ``,Open,High,Low,Close,Volume``): price near 1.2, about 0.1 % per hour, integer
+    volumes, no bars from Friday 21:00 to Sunday 21:00 UTC (the market's weekend gap)."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    hours = pd.date_range("2004-08-19", periods=rows * 2, freq="1h")
+    open_market = ~(
+        ((hours.dayofweek == 4) & (hours.hour >= 21))
+        | (hours.dayofweek == 5)
+        | ((hours.dayofweek == 6) & (hours.hour < 21))
+    )
+    stamps = hours[open_market][:rows]
+    close = 1.2 * np.exp(np.cumsum(rng.normal(0, 0.001, rows)))
+    open_ = np.concatenate([[1.2], close[:-1]])
+    wick = np.abs(rng.normal(0, 0.0004, (2, rows)))
+    return pd.DataFrame(
+        {
+            "Open": open_.round(5),
+            "High": (np.maximum(open_, close) * (1 + wick[0])).round(5),
+            "Low": (np.minimum(open_, close) * (1 - wick[1])).round(5),
+            "Close": close.round(5),
+            "Volume": rng.integers(100, 5000, rows),
+        },
+        index=pd.DatetimeIndex(stamps),
+    )

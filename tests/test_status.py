@@ -80,3 +80,52 @@ def test_dead_driver_is_crashed_and_finished_run_lists_errors(tmp_path: Path) ->
     assert info["counts"] == {"completed": 1, "errored": 1} and info["source"] == "results.json"
     assert info["best"]["trial_id"] == "a" and info["eta_s"] is None
     assert "errored: trial b (#1): CatBoostError: nan" in format_status(info)
+
+
+def test_a_stopped_trial_counts_as_results_json_will_say(tmp_path: Path) -> None:
+    """A live run's counts: the progress line's status, else the rule results.json follows
+    (a trial that ran its iteration budget completed, returned or not)."""
+    run = RunDir(tmp_path / "s")
+    run.path.mkdir()
+    run.write_spec(parse_spec({**SPEC, "scheduler": {"type": "asha", "max_t": 4}}))
+    run.mark("running")
+    _lines(run.events_path, [
+        {"event": "ended", "trial_id": "full", "iterations": 4, "loss": 0.5},
+        {"event": "ended", "trial_id": "cut", "iterations": 1, "loss": 0.9},
+        {"event": "ended", "trial_id": "said", "iterations": 1, "loss": 0.7, "status": "completed"},
+    ])  # fmt: skip
+    assert run_status(run)["counts"] == {"running": 0, "pending": 3, "completed": 2, "stopped": 1}
+
+
+def test_the_best_config_is_json_at_the_metrics_precision(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    trials = [TrialRecord("a", 0, "completed", {"x": 0.123456789012, "n": 3, "kind": "gbdt"}, 1,
+                          2, {"loss": 0.30000000000000004}, 0.30000000000000004)]  # fmt: skip
+    run.write_results(SweepResult("s", "loss", "min", trials))
+    run.mark("completed", exit_code=0)
+    text = format_status(run_status(run))
+    assert "best: loss=0.3 (trial a)" in text
+    assert 'best config: {"x": 0.123457, "n": 3, "kind": "gbdt"}' in text
+    assert json.loads(text.split("best config: ")[1].splitlines()[0])["x"] == 0.123457
+
+
+def test_a_failed_run_says_what_failed_and_what_to_do(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    state = run.read_state()
+    state["commands"][-1]["argv"] = ["sweep", "run", "--config", "mine.json"]
+    run.store.write_json("state.json", state)
+    run.mark("failed", error="MetricNotReported: metric: 'los' was not in what trial t0 reported")
+    text = format_status(run_status(run))
+    assert "s: failed\nerror: MetricNotReported: metric: 'los' was not in" in text
+    assert "what to do: fix what the error names (the config, or the trainable's code), then " \
+           "start a new run: sweep run --config mine.json --name s-2" in text  # fmt: skip
+    errored = RunDir(tmp_path / "e")
+    errored.path.mkdir()
+    errored.write_spec(parse_spec(SPEC))
+    errored.mark("running")
+    trials = [TrialRecord("b", 0, "errored", {"x": 0.2}, 2, 0, {}, None, error="X\nOSError: gone")]
+    errored.write_results(SweepResult("s", "loss", "min", trials))
+    errored.mark("failed", exit_code=1)
+    text = format_status(run_status(errored))
+    assert "errored: trial b (#0): OSError: gone" in text
+    assert f"then rerun them: sweep resume {errored.path} --retry-errored" in text

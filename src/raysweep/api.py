@@ -44,7 +44,14 @@ from raysweep.trainables.builtins import planned_replicas
 from raysweep.trainables.checks import check_trainable
 from raysweep.tuner.loggers import check_logging
 
-__all__ = ["RunOptions", "load_run_spec", "rerun_trial", "resume_sweep", "run_sweep"]
+__all__ = [
+    "RunOptions",
+    "load_run_spec",
+    "rerun_trial",
+    "resume_sweep",
+    "run_sweep",
+    "validation_notes",
+]
 
 
 @dataclass(frozen=True)
@@ -99,6 +106,15 @@ def load_run_spec(options: RunOptions) -> SweepSpec:
     check_logging(spec)
     engine_for(spec).check_options(spec, options.engine_options())
     return spec
+
+
+def validation_notes(spec: SweepSpec) -> list[str]:
+    """What ``sweep validate`` says beside the spec: the trainable's data summary, its
+    warnings, and what the same seed repeats (what ``sweep run`` prints at its start)."""
+    from raysweep.run.opening import opening_lines
+    from raysweep.trainables.describe import describe_data
+
+    return opening_lines(spec, describe_data(spec))
 
 
 def _config_as_before(options: RunOptions) -> SweepSpec | None:

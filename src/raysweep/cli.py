@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 EXECUTION_HELP = "ray (Ray Tune) or local (GBM on CPUs in this process, no Ray; docs/config.md)"
 EPILOG = """exit codes: 0 done (at least one trial succeeded), 1 the sweep failed,
 2 invalid input (nothing started, nothing written), 130 interrupted (resumable)"""
+CLOSED_PIPE = 141  # 128 + SIGPIPE: what a command ended by a closed pipe exits with
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -84,7 +86,10 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     from raysweep.config.load import spec_to_json
 
     spec = api.load_run_spec(api.RunOptions(config=Path(args.config)))
+    notes = api.validation_notes(spec)
     print(json.dumps(spec_to_json(spec), indent=2))
+    for note in notes:
+        print(note, file=sys.stderr)
     print(f"ok: {spec.total_trials} trials", file=sys.stderr)
     return 0
 
@@ -296,7 +301,13 @@ def build_parser() -> argparse.ArgumentParser:
     repro.add_argument("--trial", metavar="ID", help="trial id (default: the best trial)")
     repro.set_defaults(func=_cmd_repro)
 
-    validate = sub.add_parser("validate", help="validate a sweep.json and print the resolved spec")
+    validate = sub.add_parser(
+        "validate",
+        help="validate a sweep.json and print the resolved spec",
+        description="Checks the config, the trainable and its data; prints the resolved spec "
+        "(JSON, on stdout) and, on stderr, what the trainable knows about its data (trading: "
+        "bars, span, gaps, folds), warnings, and what the same seed repeats.",
+    )
     validate.add_argument("--config", required=True, metavar="FILE")
     validate.set_defaults(func=_cmd_validate)
 
@@ -377,8 +388,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (sweep status RUN | head -3)
+        _drop_stdout()
+        return CLOSED_PIPE
     finally:
         _stop_own_ray()
+
+
+def _drop_stdout() -> None:
+    """Send what is left for stdout nowhere, so the exit's flush raises nothing."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def console(argv: Sequence[str] | None = None) -> None:

@@ -55,3 +55,7 @@ class SweepInterrupted(SweepError):
     """The sweep was interrupted (Ctrl-C / SIGTERM); it can be resumed."""
 
     exit_code = 130
+
+
+class MetricNotReported(SweepFailed):
+    """A trial reported a result without the metric the sweep ranks by (exit 1)."""

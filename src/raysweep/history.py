@@ -1,7 +1,9 @@
 """Night-by-night history of nightly.sh: ``<log dir>/history.jsonl`` and ``sweep history``.
 
 nightly.sh appends one JSON line per night (``sweep nightly record``, see
-raysweep/nightly.py). A line::
+raysweep/nightly.py), every night, failed ones included: when the ``sweep`` command
+itself cannot run, nightly.sh writes the line on its own (``run`` null, ``status``
+``failed``, exit code 4 and the reason naming ``SWEEP_BIN``). A line::
 
     {"date": "2026-11-24T02:00:01Z", "run": "nightly_20261124_020001",
      "status": "succeeded" | "regression" | "failed" | "interrupted",

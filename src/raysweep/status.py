@@ -9,6 +9,7 @@ Ray's last experiment snapshot, the local journal). No Ray import: instant on an
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 from raysweep.engines.registry import trial_sources
 from raysweep.errors import SweepError
 from raysweep.report.ranking import rank_trials, rank_value
-from raysweep.report.records import NODE_LOST_EVENT
+from raysweep.report.records import NODE_LOST_EVENT, ended_status
 from raysweep.rundir import RunDir
 
 ERRORS_SHOWN = 5
@@ -54,6 +55,7 @@ def run_status(run: RunDir, now: datetime | None = None) -> dict[str, Any]:
         "run": str(run.path),
         "name": run.name,
         "status": status,
+        "error": state.get("error"),
         "pid": state.get("pid"),
         "host": state.get("host"),
         "signal": state.get("signal"),
@@ -73,6 +75,7 @@ def run_status(run: RunDir, now: datetime | None = None) -> dict[str, Any]:
         "elapsed_s": None,
         "eta_s": None,
     }
+    info["advice"] = _advice(info, state)
     if status == "running":
         elapsed = _elapsed(info["started_at"], now or datetime.now(UTC))
         info["elapsed_s"] = elapsed
@@ -110,16 +113,26 @@ def _live(run: RunDir, spec: Any, total: int | None) -> tuple[dict[str, int], An
         elif event.get("event") in ("ended", "errored"):
             ended[trial_id] = event
     counts: dict[str, int] = {"running": len(started - set(ended))}
+    budget = spec.iteration_budget if spec is not None else None
     for trial_id, event in ended.items():
-        if event["event"] == "errored":
-            kind = "errored"
-        else:
-            kind = "completed" if trial_id in returned else "stopped"
+        kind = _ended_kind(trial_id, event, returned, budget)
         counts[kind] = counts.get(kind, 0) + 1
     if total is not None:
         counts["pending"] = max(0, total - len(started | set(ended)))
     best = _best_of_events(list(ended.values()), spec, returned)
     return counts, best, "trials.jsonl"
+
+
+def _ended_kind(
+    trial_id: str, event: dict[str, Any], returned: set[str], budget: int | None
+) -> str:
+    """``errored``, ``completed`` or ``stopped``: as the progress line said (its ``status``),
+    else by the rule results.json follows (an event written before ``status`` was)."""
+    if event["event"] == "errored":
+        return "errored"
+    if event.get("status") in ("completed", "stopped"):
+        return str(event["status"])
+    return ended_status(trial_id in returned, int(event.get("iterations") or 0), budget)
 
 
 @dataclass(frozen=True)
@@ -149,7 +162,7 @@ def _best_of_events(
             last={metric: event.get(metric)},
             best_metric=event.get("best", event.get(metric)),
             iterations=int(event.get("iterations") or 0),
-            status="completed" if event.get("trial_id") in returned else "stopped",
+            status=_ended_kind(str(event.get("trial_id")), event, returned, spec.iteration_budget),
         )
         for position, event in enumerate(events)
         if event["event"] == "ended"
@@ -191,7 +204,7 @@ def _eta(elapsed: float | None, counts: dict[str, int], total: int | None, spec:
     """Seconds left: from the pace of finished trials, capped by the time budget."""
     if elapsed is None:
         return None
-    budget = getattr(getattr(spec, "stop", None), "time_budget_s", None)
+    budget = getattr(getattr(spec, "stop", None), "time_budget_s", None)  # seconds
     left_by_budget = max(0.0, budget - elapsed) if budget else None
     done = sum(counts.get(k, 0) for k in ("completed", "stopped", "errored"))
     if total is None or done == 0:
@@ -213,7 +226,10 @@ def format_status(info: dict[str, Any]) -> str:
     counts = info["counts"]
     shown = ", ".join(f"{n} {k}" for k, n in counts.items()) or "none"
     total = f" (of {info['trials']})" if info["trials"] else ""
-    lines = [head, f"trials: {shown}{total} [{info['source']}]"]
+    lines = [head]
+    if info.get("error") and status == "failed":
+        lines.append(f"error: {info['error']}")
+    lines.append(f"trials: {shown}{total} [{info['source']}]")
     if info["elapsed_s"] is not None:
         eta = info["eta_s"]
         lines.append(
@@ -222,9 +238,9 @@ def format_status(info: dict[str, Any]) -> str:
         )
     best = info["best"]
     if best is not None:
-        lines.append(f"best: {best['metric']}={best['value']} (trial {best['trial_id']})")
+        lines.append(f"best: {best['metric']}={_short(best['value'])} (trial {best['trial_id']})")
         if best.get("config"):
-            lines.append(f"best config: {best['config']}")
+            lines.append(f"best config: {json.dumps(_short(best['config']), default=str)}")
     for error in info["errors"][:ERRORS_SHOWN]:
         lines.append(f"errored: trial {error['trial_id']} (#{error['index']}): {error['error']}")
     if len(info["errors"]) > ERRORS_SHOWN:
@@ -234,10 +250,52 @@ def format_status(info: dict[str, Any]) -> str:
             f"node lost: node {str(loss['node_id'])[:12]} died under trial {loss['trial_id']} "
             f"(#{loss['index']}) after iteration {loss['iterations']}; retried from its checkpoint"
         )
+    if info.get("advice"):
+        lines.append(f"what to do: {info['advice']}")
     if info["dashboard_url"] and status == "running":
         lines.append(f"dashboard: {info['dashboard_url']}")
     lines.append(f"updated: {info['updated_at']}")
     return "\n".join(lines)
+
+
+def _advice(info: dict[str, Any], state: dict[str, Any]) -> str | None:
+    """What to do about a failed run: what failed is on the lines above."""
+    if info["status"] != "failed":
+        return None
+    if info["error"]:
+        config = _config_flag(state)
+        again = f"sweep run --config {config} --name {info['name']}-2" if config else "sweep run"
+        return (
+            "fix what the error names (the config, or the trainable's code), then start a new "
+            f"run: {again} (a resume would keep this run's spec.json)"
+        )
+    if info["errors"]:
+        return (
+            "no trial succeeded; fix what the errors name (results.json and report.txt hold "
+            f"each trial's traceback), then rerun them: sweep resume {info['run']} "
+            "--retry-errored (or start a new run)"
+        )
+    return f"see the run's log: {info['run']}/sweep_output.log"
+
+
+def _config_flag(state: dict[str, Any]) -> str | None:
+    """The ``--config`` of the command that started the run, when it was ``sweep run``."""
+    for command in state.get("commands") or []:
+        argv = [str(a) for a in command.get("argv") or []]
+        if "--config" in argv[:-1]:
+            return argv[argv.index("--config") + 1]
+    return None
+
+
+def _short(value: Any) -> Any:
+    """Floats to 6 significant digits, as the progress lines show them (lists and dicts too)."""
+    if isinstance(value, float):
+        return float(f"{value:.6g}")
+    if isinstance(value, dict):
+        return {k: _short(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_short(v) for v in value]
+    return value
 
 
 def _duration(seconds: float) -> str:

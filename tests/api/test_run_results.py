@@ -48,7 +48,7 @@ def test_errored_trials_are_recorded_while_others_finish(
     for x in (0.5, 2.0, 3.5):
         assert by_x[x]["status"] == "completed" and by_x[x]["error"] is None
         assert by_x[x]["iterations"] == 3
-    assert "2 errored" in output and "ERROR RuntimeError: deliberate failure" in output
+    assert "2 errored" in output and "errored: RuntimeError: deliberate failure" in output
     report = (run_dir / "report.txt").read_text()
     assert "Errors:" in report and "deliberate failure" in report
 

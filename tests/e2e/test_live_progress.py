@@ -98,10 +98,10 @@ def check_live_display(tmux_server: list[str], tmp_path: Path) -> None:
         time.sleep(0.3)
     final = frames[-1]
     assert "SWEEP-EXIT=0" in final, final
-    running = [f for f in frames if " running, " in f and f"/{TRIALS} done" in f and "━" in f]
+    running = [f for f in frames if " running, " in f and f"/{TRIALS} finished" in f and "━" in f]
     assert any(" 0 running" not in f for f in running), "never saw trials running live"
-    assert any(f"0/{TRIALS} done" not in f and "best loss=" in f for f in running)
-    assert f"{TRIALS}/{TRIALS} done, 0 running, 0 pending" in final  # the panel's last state
+    assert any(f"0/{TRIALS} finished" not in f and "best loss=" in f for f in running)
+    assert f"{TRIALS}/{TRIALS} finished ({TRIALS} completed), 0 running, 0 pending" in final
     assert "best loss=" in final and "(trial " in final and "elapsed " in final
     for n in range(1, TRIALS + 1):
         assert final.count(f"[{n}/{TRIALS}] ") == 1  # each trial's line once

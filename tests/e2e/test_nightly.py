@@ -206,7 +206,7 @@ def two_nights(
     seen = len(receiver.posts)
     first = group.run()
     first_export = json.loads(group.export.read_text()) if group.export.is_file() else {}
-    sweep_config(work, num_samples=4)  # one more trial: the searcher proposes after the points
+    sweep_config(work, num_samples=4)  # 2 of the 3 exported points, then the searcher's 2
     (work / "offset.txt").write_text("10")  # the data changed: every score is 10 worse
     second = group.run()
     yield TwoNights(group, first, first_export, second, receiver.posts[seen:])
@@ -239,11 +239,16 @@ def test_the_next_night_evaluates_the_previous_top_configs_first(two_nights: Two
     second_run = two_nights.nights.runs()[1]
     trials = sorted(second_run.read_results().trials, key=lambda t: t.index)
     previous = [c["x"] for c in two_nights.first_export["configurations"]]
-    assert [t.config["x"] for t in trials[:3]] == previous
-    assert trials[3].config["x"] not in previous  # then the searcher's own proposal
+    # the 3 exported configurations would take 3 of the 4 trials: capped at half, said so
+    assert [t.config["x"] for t in trials[:2]] == previous[:2]
+    # then random search's own samples at indices 2 and 3 (the seed's: index 2 is the first
+    # night's trial 2 again, index 3 is new)
+    assert trials[3].config["x"] not in previous
     record = second_run.read_warm_start()
-    assert record is not None and len(record["points"]) == 3
-    assert "Warm start: 3 configuration(s)" in second_run.log_path.read_text()
+    assert record is not None and len(record["points"]) == 2
+    log = second_run.log_path.read_text()
+    assert "Warm start: 2 configuration(s)" in log
+    assert "1 configuration(s) dropped: earlier configurations take at most half" in log
 
 
 def test_a_regression_is_notified_with_both_bests(two_nights: TwoNights) -> None:
@@ -487,3 +492,37 @@ def test_a_night_without_lock_or_sweep_still_notifies(
     (post,) = receiver.posts[seen:]
     assert post["event"] == "failed" and post["exit_code"] == code
     assert post["reason"].startswith(reason) and post["best"] is None
+    if code == 4:  # the setting to fix is named; the night is in history.jsonl all the same
+        assert "SWEEP_BIN=/nonexistent/sweep: no such command; set SWEEP_BIN" in post["reason"]
+        (night,) = nights.history()
+        assert (night["status"], night["exit_code"], night["reason"]) == (
+            "failed",
+            4,
+            post["reason"],
+        )
+
+
+def test_a_copy_without_its_venv_names_sweep_bin_and_the_night_is_in_history(
+    tmp_path: Path, ray_tmp: str
+) -> None:
+    """nightly.sh copied elsewhere, no sweep on PATH nor .venv beside it, SWEEP_BIN unset:
+    the night failed with "the sweep command does not run" and never showed in history."""
+    copy = tmp_path / "deploy-copy"
+    copy.mkdir()
+    shutil.copy(NIGHTLY, copy / "nightly.sh")
+    group = Nights(tmp_path, ray_tmp)
+    sweep_config(tmp_path)
+    env = {k: v for k, v in group.env().items() if k != "SWEEP_BIN"}
+    env["PATH"] = os.pathsep.join(
+        d for d in env.get("PATH", "").split(os.pathsep) if not (Path(d) / "sweep").exists()
+    )
+    done = subprocess.run(["bash", str(copy / "nightly.sh")], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "SWEEP_BIN is not set, and there is no sweep on PATH nor " in done.stdout
+    assert f"{copy}/.venv/bin/sweep: no such command; set SWEEP_BIN to the sweep" in done.stdout
+    (night,) = group.history()
+    assert night["status"] == "failed" and night["exit_code"] == 4 and night["run"] is None
+    shown = subprocess.run([str(SWEEP), "history", str(group.log_dir)], capture_output=True,
+                           text=True, check=True).stdout  # fmt: skip
+    assert "failed" in shown and "the sweep command does not run: SWEEP_BIN is not set" in shown

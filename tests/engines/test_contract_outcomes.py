@@ -56,7 +56,7 @@ def test_an_errored_trial_is_kept_whole_and_the_engines_agree(
         code, run, out = run_contract_sweep(tmp_path, data)
         assert code == 0, out  # documented: 0 when any trial succeeded
         assert run.read_state()["status"] == "completed"
-        assert "1 errored" in out and "ERROR _catboost.CatBoostError" in out, out
+        assert "1 errored" in out and "errored: _catboost.CatBoostError" in out, out
         trials = {t["config"]["nan_mode"]: t for t in results(run)}
         failed = trials["Forbidden"]
         assert (failed["status"], failed["index"], failed["iterations"]) == ("errored", 1, 0)

@@ -117,3 +117,16 @@ def test_a_big_sweep_stays_light(tmp_path: Path) -> None:
     assert '"bdata"' in curves  # numbers as base64 typed arrays
     assert "No GPU was monitored." in html
     assert run.html_report_path.stat().st_size < 7_000_000
+
+
+def test_the_trainables_warnings_are_in_results_and_both_reports(tmp_path: Path) -> None:
+    run = synthetic_run(tmp_path / "warned", trials=5, gpus=0)
+    result = run.read_results()
+    result.warnings = ["the best trial, t0, made 2 trade(s) over its validation folds, fewer"]
+    run.write_results(result)
+    text = write_reports(run)
+    assert run.read_results().warnings == result.warnings  # results.json keeps them
+    assert text.rstrip().splitlines()[-1] != ""
+    assert "\nwarning: the best trial, t0, made 2 trade(s)" in text
+    summary = section(run.html_report_path.read_text(), "summary")
+    assert '<span class="warning">the best trial, t0, made 2 trade(s)' in summary

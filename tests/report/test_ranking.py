@@ -310,4 +310,4 @@ def test_an_asha_sweep_ranked_by_last_puts_a_trial_that_ran_every_fold_first(
     assert shown[-1]["trial_id"] in {t.trial_id for t in stopped}
     # the run's live lines showed the same best
     last_line = [line for line in done.stdout.splitlines() if line.startswith("[10/10]")][-1]
-    assert last_line.endswith(f"best={best_complete:.6g}"), last_line
+    assert f"; sweep best score={best_complete:.6g} (trial " in last_line, last_line

@@ -59,7 +59,11 @@ def test_starts_and_ends_go_to_the_event_log_with_the_best_so_far(tmp_path: Path
     assert events[1]["config"] == {"x": 1} and events[1]["index"] == 1
     assert events[2]["error"] == "ValueError: boom"
     assert progress.best == 0.5 and progress.finished == 3
-    assert "[2/2] a done loss=0.5" in out.getvalue()
+    assert "[2/2] a completed after 3 iteration(s): loss=0.5; sweep best loss=0.5 (trial a)" in (
+        out.getvalue()
+    )
+    assert "[3/2] b errored: ValueError: boom; sweep best loss=0.5 (trial a)" in out.getvalue()
+    assert [e.get("status") for e in events] == [None, "completed", "errored"]
 
 
 def ended(progress: TrialProgress, trial_id: str, last: float, best: float, folds: int) -> None:
@@ -84,7 +88,7 @@ def test_the_live_best_follows_rank_by_last_as_results_json_does(tmp_path: Path)
                          [], error="boom")  # fmt: skip
     assert progress.best_trial == "steady"  # an errored trial is not ranked
     progress.close([])
-    assert "best=1.1" in out.getvalue().splitlines()[-1]
+    assert out.getvalue().splitlines()[-1].endswith("sweep best score=1.1 (trial steady)")
     by_best = TrialProgress(tmp_path / "b.jsonl", "score", "max", 3, io.StringIO())
     by_best.start()
     ended(by_best, "peaked", 0.009, 3.73, 4)
@@ -106,3 +110,53 @@ def test_a_longer_trial_sends_the_ones_before_it_behind(tmp_path: Path) -> None:
     assert progress.best_trial == "full"
     progress.count_finished(earlier("better", 0.4, 4))
     assert (progress.best, progress.best_trial) == (0.4, "better")
+
+
+def test_a_trial_line_says_stopped_as_results_json_will(tmp_path: Path) -> None:
+    """ASHA's stopped trials were "done" on screen and "stopped" in results.json; the
+    trial's own best read as the sweep's."""
+    info = tmp_path / "trial_info.jsonl"
+    out = io.StringIO()
+    progress = TrialProgress(tmp_path / "t.jsonl", "loss", "min", 4, out, max_iterations=4,
+                             info_path=info)  # fmt: skip
+    progress.start()
+
+    def end(trial_id: str, last: float, best: float, iterations: int, returned: bool) -> None:
+        with info.open("a") as fh:  # what the trial's worker appends (trainables/wrapper.py)
+            fh.write(json.dumps({"trial_id": trial_id, "event": "start"}) + "\n")
+            if returned:
+                fh.write(json.dumps({"trial_id": trial_id, "event": "returned"}) + "\n")
+        trial = SimpleNamespace(
+            trial_id=trial_id,
+            config={},
+            metric_analysis={"loss": {"min": best}},
+            last_result={"loss": last, "training_iteration": iterations},
+        )
+        progress.trial_ended(trial, [trial])
+
+    end("full", 0.3, 0.3, 4, returned=True)
+    end("cut", 0.9, 0.8, 1, returned=False)  # stopped by the scheduler after one iteration
+    end("ran-out", 0.5, 0.5, 4, returned=False)  # stopped at max_t: it ran its budget
+    progress.close([])
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        "[1/4] full completed after 4 iteration(s): loss=0.3; sweep best loss=0.3 (trial full)",
+        "[2/4] cut stopped after 1 iteration(s): loss=0.9, trial best=0.8; "
+        "sweep best loss=0.3 (trial full)",
+        "[3/4] ran-out completed after 4 iteration(s): loss=0.5; sweep best loss=0.3 (trial full)",
+    ]
+    assert progress.snapshot([]).counts_text() == (
+        "3/4 finished (2 completed, 1 stopped), 0 running, 1 pending"
+    )
+    events = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    assert [e["status"] for e in events] == ["completed", "stopped", "completed"]
+
+
+def test_the_local_engines_own_outcome_decides(tmp_path: Path) -> None:
+    out = io.StringIO()
+    progress = TrialProgress(tmp_path / "t.jsonl", "loss", "min", 2, out, max_iterations=10)
+    progress.start()
+    trial = SimpleNamespace(trial_id="x", config={}, outcome="stopped", metric_analysis={},
+                            last_result={"loss": 1.0, "training_iteration": 2})  # fmt: skip
+    progress.trial_ended(trial, [trial])
+    assert out.getvalue().startswith("[1/2] x stopped after 2 iteration(s)")

@@ -78,11 +78,19 @@ def test_usable_parameters_are_kept_and_everything_else_is_dropped_with_a_note()
     assert "configuration 5: 'n' dropped (true is not a finite number)" in text
 
 
-def test_no_more_points_than_trials() -> None:
-    configs = [{"x": float(i)} for i in range(5)]
-    points, notes = select_points(points_spec(num_samples=3), configs)
-    assert [p["x"] for p in points] == [0.0, 1.0, 2.0]
-    assert notes == ["2 configuration(s) beyond the sweep's 3 trials dropped"]
+def test_points_take_at_most_half_the_trials_so_the_sweep_still_searches() -> None:
+    """A nightly sweep of 10 trials warm-started from its 10 exported configurations
+    re-evaluated them and searched nothing new, silently."""
+    configs = [{"x": i / 2} for i in range(10)]
+    points, notes = select_points(points_spec(num_samples=10), configs)
+    assert [p["x"] for p in points] == [0.0, 0.5, 1.0, 1.5, 2.0]
+    assert notes == [
+        "5 configuration(s) dropped: earlier configurations take at most half of the sweep's "
+        "10 trials (here 5), so that the searcher proposes 5 new ones; raise "
+        "search.num_samples to evaluate more of them"
+    ]
+    points, notes = select_points(points_spec(num_samples=3), configs[:1])
+    assert points == ({"x": 0.0},) and notes == []
 
 
 def test_int_steps_accept_what_the_searcher_itself_suggests() -> None:

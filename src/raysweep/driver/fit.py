@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from raysweep._raycompat.trial_rows import TrialRowsLogger
 from raysweep._raycompat.tuner_access import grid_trials, replace_restored_configs
 from raysweep._raycompat.usage_tags import untagged_callbacks
 from raysweep.config.schema import SweepSpec
+from raysweep.errors import SweepError
 from raysweep.schedulers.restore import REBUILT, RecordedTrial, RestoringScheduler
 from raysweep.tuner.build import TIME_ATTR, BuildOptions, build_tuner_parts
 
@@ -91,5 +93,27 @@ def run_tuner(
         cheap_snapshots(),
         retry_lost_nodes(),  # a trial whose node died continues elsewhere
         untagged_callbacks(),  # no MLflow import for a usage tag never sent
+        own_errors_unwrapped(),
     ):
         return grid_trials(tuner.fit())
+
+
+@contextmanager
+def own_errors_unwrapped() -> Iterator[None]:
+    """A raysweep error raised in Ray Tune's loop (a callback's) comes out as itself.
+
+    Ray Tune turns an exception in its result handling into a TuneError holding the
+    traceback as text, and Tuner.fit wraps that in another: the user saw two
+    tracebacks instead of raysweep's one-line error (tuner/metric_check.py).
+    """
+    from ray.tune import TuneError
+
+    try:
+        yield
+    except TuneError as exc:
+        cause: BaseException | None = exc
+        while cause is not None and not isinstance(cause, SweepError):
+            cause = cause.__cause__ or cause.__context__
+        if cause is None:
+            raise
+        raise cause from None

@@ -42,6 +42,7 @@ from raysweep.report.records import SweepResult
 from raysweep.repro.determinism import DETERMINISM_ENV
 from raysweep.repro.manifest import add_manifest_warning
 from raysweep.run.lifecycle import drive_locked, start_run
+from raysweep.run.opening import announce_opening
 from raysweep.run.outputs import collect_result, write_outputs
 from raysweep.run.signals import GracefulStop
 from raysweep.rundir import Part, RunDir
@@ -102,6 +103,7 @@ def _drive(
         f"Sweep {spec.name!r}: {spec.total_trials} trials, {spec.search.algorithm} "
         f"search, {spec.scheduler.type} scheduler, seed {spec.seed} -> {run}"
     )
+    announce_opening(spec, run, log)
     for notice in run_notices(spec):
         log.print(notice)
     _log_warm_start(options.warm_start, phases, log)
@@ -227,6 +229,8 @@ def _run_phase(
         terminal=log.out,  # a live display when it is a terminal (run/live.py)
         log_path=run.log_path,
         rank_by=spec.ranking,
+        max_iterations=spec.iteration_budget,
+        info_path=_trial_info_path(run, options),
     )
     # the earlier experiments' trials: the count and best so far
     for trial in load_trials(run, parts[:index], spec.metric, spec.mode):

@@ -18,6 +18,7 @@ from raysweep.gpu.allocation import GPUPlan
 from raysweep.local.trial import LocalTrial
 from raysweep.report.records import SweepResult
 from raysweep.run.lifecycle import drive_locked, start_run
+from raysweep.run.opening import announce_opening
 from raysweep.run.outputs import collect_result, write_outputs
 from raysweep.run.signals import GracefulStop
 from raysweep.rundir import RunDir
@@ -62,6 +63,7 @@ def _drive(
         f"Sweep {spec.name!r}: {spec.total_trials} trials, {spec.search.algorithm} search, "
         f"{spec.scheduler.type} scheduler, seed {spec.seed}, in-process (no Ray) -> {run}"
     )
+    announce_opening(spec, run, log)
     for note in options.notes:
         log.print(f"note: {note}")
     for warning in search_warnings(spec):
@@ -145,6 +147,7 @@ def _run_trials(
         progress = TrialProgress(
             run.events_path, spec.metric, spec.mode, spec.total_trials, log.stream,
             terminal=log.out, log_path=run.log_path, rank_by=spec.ranking,
+            max_iterations=spec.iteration_budget, info_path=run.trial_info_path,
         )  # fmt: skip
         for trial in controller.order:  # finished before this invocation: kept as recorded
             if trial.outcome is not None:

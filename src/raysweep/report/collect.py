@@ -14,6 +14,7 @@ from raysweep.report.records import (
     TrialRecord,
     TrialStatus,
     clean_number,
+    ended_status,
 )
 from raysweep.repro.seeds import trial_seed_for
 from raysweep.search.indexed import INDEX_KEY
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
     from raysweep.config.schema import SweepSpec
     from raysweep.rundir import RunDir
 
-_RAY_BOOKKEEPING = {
+# Keys Ray Tune adds to every result (not what the trainable reported)
+RAY_BOOKKEEPING = {
     "config",
     "date",
     "hostname",
@@ -79,8 +81,8 @@ def collect(
     for record in records:
         record.node_losses = losses.get(record.trial_id, [])
     for record in records:
-        if record.status == "stopped" and max_iterations and record.iterations >= max_iterations:
-            record.status = "completed"
+        if record.status == "stopped":
+            record.status = ended_status(False, record.iterations, max_iterations or None)
     records.sort(key=lambda r: (r.index, r.trial_id))  # suggestion order
     mark_pareto(records, objectives)
     return SweepResult(name=name, metric=metric, mode=mode, trials=records)
@@ -116,7 +118,7 @@ def _record(
     last = {
         k: clean_number(v)
         for k, v in (trial.last_result or {}).items()
-        if k not in _RAY_BOOKKEEPING and not isinstance(v, dict)
+        if k not in RAY_BOOKKEEPING and not isinstance(v, dict)
     }
     status = _status(trial, info)
     return TrialRecord(

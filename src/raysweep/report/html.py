@@ -44,6 +44,7 @@ table.sortable th[data-order=asc]::after{content:" \\25B2"}
 table.sortable th[data-order=desc]::after{content:" \\25BC"}
 pre{background:#f6f6f6;padding:8px;overflow-x:auto;font-size:85%;margin:4px 0}
 .status.completed{color:#2ca02c}.status.failed,.status.crashed{color:#d62728}
+.warning{color:#b35900;font-weight:600}
 details{margin:6px 0}caption{text-align:left;color:#666}
 """
 

@@ -57,6 +57,9 @@ class SweepResult:
     trials: list[TrialRecord]
     wall_time_s: float | None = None
     rank_by: str = DEFAULT_RANK_BY  # the spec's ranking rule (report/ranking.py)
+    # what the trainable says about the result (trainables/describe.py: the trading best
+    # trial's trades below min_trades); shown at the end of the run and in the reports
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"name": self.name, "metric": self.metric, "mode": self.mode}
@@ -64,6 +67,8 @@ class SweepResult:
             data["rank_by"] = self.rank_by
         if self.wall_time_s is not None:  # the driver's wall time, for the reports
             data["wall_time_s"] = round(self.wall_time_s, WALL_TIME_DECIMALS)
+        if self.warnings:  # results.json without warnings as it always was
+            data["warnings"] = list(self.warnings)
         data["trials"] = [t.to_json() for t in self.trials]
         return data
 
@@ -78,6 +83,7 @@ class SweepResult:
             trials=[TrialRecord(**t) for t in data["trials"]],
             wall_time_s=None if wall is None else float(wall),
             rank_by=str(data.get("rank_by", DEFAULT_RANK_BY)),
+            warnings=[str(w) for w in data.get("warnings", [])],
         )
 
     def counts(self) -> dict[str, int]:
@@ -103,6 +109,15 @@ class SweepResult:
     @property
     def succeeded(self) -> int:
         return sum(1 for t in self.trials if t.status in ("completed", "stopped"))
+
+
+def ended_status(returned: bool, iterations: int, budget: int | None) -> TrialStatus:
+    """A trial that ended without an error: ``completed`` when its function returned by
+    itself or it ran its whole iteration ``budget`` (the scheduler's max_t, the stop rule);
+    ``stopped`` when its scheduler ended it earlier."""
+    if returned or (budget is not None and iterations >= budget):
+        return "completed"
+    return "stopped"
 
 
 def clean_number(value: Any) -> Any:

@@ -86,6 +86,8 @@ def summary_table(inputs: ReportInputs) -> str:
         )
         config = json.dumps(best.config, indent=2, sort_keys=True, default=str)
         pairs.append(("Best config", f"<pre>{escape(config)}</pre>"))
+    for warning in result.warnings:
+        pairs.append(("Warning", f'<span class="warning">{escape(warning)}</span>'))
     return f'<table class="kv">{_rows(pairs)}</table>'
 
 

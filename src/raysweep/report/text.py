@@ -49,6 +49,9 @@ def format_summary(result: SweepResult, top: int = 5) -> str:
         for t in errored[:10]:
             last = (t.error or "").strip().splitlines()
             lines.append(f"  {t.trial_id} (#{t.index}): {last[-1] if last else 'unknown error'}")
+    if result.warnings:
+        lines.append("")
+        lines.extend(f"warning: {warning}" for warning in result.warnings)
     return "\n".join(lines)
 
 

@@ -25,6 +25,7 @@ from raysweep.gpu.allocation import GPUPlan, cuda_visible_devices
 from raysweep.gpu.inventory import read_inventory
 from raysweep.repro import gbm_params as gp
 from raysweep.repro.determinism import DETERMINISM_ENV, determinism_flags
+from raysweep.repro.scope import guarantee, repeat_scope
 from raysweep.repro.seeds import SEED_RULE
 from raysweep.rundir import RunDir
 
@@ -92,6 +93,27 @@ def add_manifest_warning(run: RunDir, warning: str) -> None:
     run.write_manifest(manifest)
 
 
+def record_data_summary(run: RunDir, data: dict[str, Any]) -> str | None:
+    """Put the trainable's data summary into repro.json's ``data`` (its warnings into
+    ``warnings``); returns a warning when it differs from the summary recorded by an
+    earlier invocation of the run (the data changed under a resumed run)."""
+    manifest = run.read_manifest()
+    if not manifest:
+        return None
+    before = manifest.get("data")
+    change = None
+    if before and before.get("summary") != data.get("summary"):
+        was = (before.get("summary") or ["?"])[0]
+        change = f"the data changed since this run started: was {was}; now {data['summary'][0]}"
+        manifest["data_before"] = before
+    manifest["data"] = data
+    known = manifest.get("warnings", [])
+    new = [w for w in [*data.get("warnings", []), change] if w and w not in known]
+    manifest["warnings"] = [*known, *new]
+    run.write_manifest(manifest)
+    return change
+
+
 def record_gpus_auto(run: RunDir, record: dict[str, Any]) -> None:
     """Put the packing the GPU probe chose (``gpus_per_trial: "auto"``) into repro.json."""
     manifest = run.read_manifest()
@@ -123,6 +145,7 @@ def build_manifest(
             "batch_size": repro.batch_size,
             "strict_schedule": repro.schedule,
             "guarantee": guarantee(spec),
+            "scope": repeat_scope(spec),  # the line sweep run prints at its start
         },
         "search": {
             "algorithm": spec.search.algorithm,
@@ -176,24 +199,6 @@ def _gpus_per_trial(
     if not spec.resources.gpus_auto:
         return spec.resources.gpus_per_trial
     return float(gpus_auto["gpus_per_trial"]) if gpus_auto else "auto"
-
-
-def guarantee(spec: SweepSpec) -> str:
-    """What this configuration promises, in one sentence."""
-    if spec.reproducibility.strict:
-        return (
-            "strict: configs and trial metrics depend only on the seed, the batch size and "
-            f"the schedule ({spec.reproducibility.schedule}), not on timing or "
-            "search.max_concurrent"
-        )
-    if spec.search.max_concurrent == 1:
-        return "serial: configs and trial metrics repeat when rerun with max_concurrent 1"
-    if spec.search.algorithm in ("grid", "random") and spec.scheduler.type == "fifo":
-        return "per-trial: configs come from the seed alone; each trial's metrics repeat"
-    return (
-        "per-trial only: each trial repeats with `sweep repro`, but which configs are "
-        "suggested, or when trials stop, depends on timing"
-    )
 
 
 def manifest_warnings(spec: SweepSpec, gpu_plan: GPUPlan) -> list[str]:

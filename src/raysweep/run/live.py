@@ -17,7 +17,7 @@ import atexit
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -38,6 +38,7 @@ class Snapshot:
     best_trial: str | None
     elapsed_s: float
     eta_s: float | None
+    outcomes: dict[str, int] = field(default_factory=dict)  # completed / stopped / errored
 
     @property
     def pending(self) -> int:
@@ -45,8 +46,8 @@ class Snapshot:
 
     def best_text(self) -> str:
         if self.best is None:
-            return f"best {self.metric}=-"
-        return f"best {self.metric}={self.best:.6g}" + (
+            return f"sweep best {self.metric}=-"
+        return f"sweep best {self.metric}={self.best:.6g}" + (
             f" (trial {self.best_trial})" if self.best_trial else ""
         )
 
@@ -54,8 +55,13 @@ class Snapshot:
         eta = f"ETA ~{clock(self.eta_s)}" if self.eta_s is not None else "ETA -"
         return f"elapsed {clock(self.elapsed_s)}, {eta}"
 
+    def finished_text(self) -> str:
+        """``4/10 finished (3 completed, 1 stopped)``: the words results.json uses."""
+        parts = [f"{n} {kind}" for kind, n in self.outcomes.items() if n]
+        return f"{self.done}/{self.total} finished" + (f" ({', '.join(parts)})" if parts else "")
+
     def counts_text(self) -> str:
-        return f"{self.done}/{self.total} done, {self.running} running, {self.pending} pending"
+        return f"{self.finished_text()}, {self.running} running, {self.pending} pending"
 
 
 def clock(seconds: float) -> str:
@@ -118,12 +124,13 @@ class LiveDisplay:
         self._started = False
 
     def line(self, text: str, snapshot: SnapshotFn) -> None:
+        """The line above the panel, and the panel redrawn at once: its counts include it."""
         self._start()
         self.live.console.print(text, markup=False, highlight=False, soft_wrap=True)
         if self.log_path is not None:
             with self.log_path.open("a", encoding="utf-8") as log:
                 log.write(text + "\n")
-        self.tick(snapshot)
+        self._draw(snapshot())
 
     def tick(self, snapshot: SnapshotFn) -> None:
         if time.monotonic() - self._drawn >= REFRESH_S:
@@ -161,7 +168,7 @@ def render(snapshot: Snapshot) -> Any:
     grid.add_column()
     bar = ProgressBar(total=max(snapshot.total, 1), completed=snapshot.done, width=30)
     counts = Text.assemble(
-        (f"{snapshot.done}/{snapshot.total} done", "bold green"),
+        (snapshot.finished_text(), "bold green"),
         f", {snapshot.running} running, {snapshot.pending} pending",
     )
     grid.add_row(bar, counts)

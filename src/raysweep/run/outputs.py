@@ -21,10 +21,19 @@ if TYPE_CHECKING:
 def collect_result(spec: SweepSpec, run: RunDir, trials: list[Any], started: float) -> SweepResult:
     """The SweepResult of ``trials`` (every trial of the run), timed from ``started``."""
     result = collect_spec_trials(spec, run, trials)
+    result.warnings = result_warnings(spec, result)
     # to the precision results.json keeps: the reports written now and the ones `sweep report`
     # writes later from results.json then read the same time (1.1501 s was "1.2 s", then "1.1 s")
     result.wall_time_s = round(time.monotonic() - started, WALL_TIME_DECIMALS)
     return result
+
+
+def result_warnings(spec: SweepSpec, result: SweepResult) -> list[str]:
+    """What the trainable says of the best trial (trainables/describe.py)."""
+    from raysweep.trainables.describe import best_trial_warnings
+
+    best = result.best()
+    return [] if best is None else best_trial_warnings(spec, best.trial_id, best.last)
 
 
 def write_outputs(result: SweepResult, run: RunDir) -> None:

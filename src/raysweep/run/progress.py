@@ -14,9 +14,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from raysweep.config.rank_rule import DEFAULT_RANK_BY
+from raysweep.report.records import ended_status
 from raysweep.run.live import Display, Snapshot, make_display
 from raysweep.run.live_best import LiveBest
+from raysweep.run.returned import ReturnedTrials
 from raysweep.search.indexed import INDEX_KEY
+
+OUTCOMES = ("completed", "stopped", "errored")
 
 
 class TrialProgress:
@@ -30,6 +34,10 @@ class TrialProgress:
     The best so far follows the sweep's ``rank_by`` (run/live_best.py). On a
     resumed or extended run the count and best start from what is already done:
     :meth:`count_finished` for each trial an engine finds finished when it continues.
+
+    An ended trial is ``completed`` or ``stopped`` by the rule results.json follows
+    (``report.records.ended_status``): whether its function returned (the engine's
+    ``outcome``, else trial_info.jsonl at ``info_path``) or it ran ``max_iterations``.
     """
 
     def __init__(
@@ -42,6 +50,8 @@ class TrialProgress:
         terminal: IO[str] | None = None,
         log_path: Path | None = None,
         rank_by: str = DEFAULT_RANK_BY,
+        max_iterations: int | None = None,
+        info_path: Path | None = None,
     ) -> None:
         self.events_path = events_path  # RunDir.events_path
         self.metric = metric
@@ -60,6 +70,9 @@ class TrialProgress:
         self._setup_at = time.monotonic()
         self._finished_here = 0
         self._running: set[str] = set()
+        self.outcomes = dict.fromkeys(OUTCOMES, 0)
+        self.max_iterations = max_iterations  # SweepSpec.iteration_budget
+        self._returned = ReturnedTrials(info_path)
 
     def __getstate__(self) -> dict[str, Any]:
         # Ray pickles the run config (tuner.pkl); open streams stay with this process.
@@ -99,6 +112,7 @@ class TrialProgress:
         finished before this invocation (a restored experiment's); an errored trial is
         counted and not ranked."""
         self.finished += 1
+        self.outcomes["errored" if errored else self._ended_status(trial)] += 1
         if not errored:
             self._consider(trial)
 
@@ -110,6 +124,17 @@ class TrialProgress:
         ran = iterations if isinstance(iterations, int) else 0
         self._best.add(trial.trial_id, last, self._trial_best(trial, last), ran)
         self.best, self.best_trial = self._best.value, self._best.trial_id
+
+    def _ended_status(self, trial: Any) -> str:
+        """``completed`` or ``stopped``, as results.json will say (see the class docstring)."""
+        outcome = getattr(trial, "outcome", None)  # the local engine records its own
+        if outcome in ("completed", "stopped"):
+            returned = outcome == "completed"
+        else:
+            returned = self._returned.returned(trial.trial_id)
+        iterations = (trial.last_result or {}).get("training_iteration")
+        ran = iterations if isinstance(iterations, int) else 0
+        return ended_status(returned, ran, self.max_iterations)
 
     def _trial_best(self, trial: Any, last: Any) -> Any:
         """The trial's best value over its iterations (its ``last`` where none is recorded)."""
@@ -143,7 +168,7 @@ class TrialProgress:
         eta = elapsed / self._finished_here * left if self._finished_here else None
         return Snapshot(
             self.total, self.finished, running, self.metric, self.best, self.best_trial,
-            elapsed, eta,
+            elapsed, eta, dict(self.outcomes),
         )  # fmt: skip
 
     def running(self, trials: list[Any]) -> int:
@@ -162,6 +187,8 @@ class TrialProgress:
     def _finish(self, trial: Any, event: str, error: str | None, trials: list[Any]) -> None:
         self.finished += 1
         self._finished_here += 1
+        status = "errored" if error is not None else self._ended_status(trial)
+        self.outcomes[status] += 1
         result = trial.last_result or {}
         value = result.get(self.metric)
         trial_best = self._trial_best(trial, value)
@@ -174,6 +201,7 @@ class TrialProgress:
                 "index": _index(trial),
                 "t": time.time(),
                 "started": self.started.get(trial.trial_id),
+                "status": status,
                 "iterations": result.get("training_iteration"),
                 self.metric: value,
                 "best": trial_best if isinstance(trial_best, int | float) else None,
@@ -181,22 +209,43 @@ class TrialProgress:
                 "error": error,
             }
         )
-        shown = f"{self.metric}={value:.6g}" if isinstance(value, int | float) else "no metric"
-        best = f"best={self.best:.6g}" if self.best is not None else "best=-"
-        status = "ERROR " + (error or "").splitlines()[-1][:120] if error else "done"
-        line = (
-            f"[{self.finished}/{self.total}] {trial.trial_id} {status} {shown} "
-            f"iters={result.get('training_iteration', 0)} {best}"
-        )
         if self._display is None:  # a trial ended before setup (never, with Ray Tune)
             self._display = make_display(self.out, self.terminal, self.log_path)
+        line = self._line(trial.trial_id, status, result, trial_best, error)
         self._display.line(line, lambda: self.snapshot(trials))
+
+    def _line(
+        self, trial_id: str, status: str, result: dict[str, Any], trial_best: Any, error: str | None
+    ) -> str:
+        """``[4/10] a1b2 stopped after 2 iteration(s): loss=0.52, trial best=0.48; sweep
+        best loss=0.31 (trial c3d4)``: the trial's own values, then the sweep's best."""
+        head = f"[{self.finished}/{self.total}] {trial_id} {status}"
+        if error is not None:
+            head += ": " + ((error or "").strip().splitlines() or ["unknown error"])[-1][:160]
+        else:
+            value = result.get(self.metric)
+            shown = f"{self.metric}={_number(value)}" if _is_number(value) else "no metric"
+            if _is_number(trial_best) and trial_best != value:
+                shown += f", trial best={_number(trial_best)}"
+            done = result.get("training_iteration", 0)
+            head += f" after {done} iteration(s): {shown}"
+        if self.best is None:
+            return f"{head}; sweep best {self.metric}=-"
+        return f"{head}; sweep best {self.metric}={_number(self.best)} (trial {self.best_trial})"
 
     def _append(self, record: dict[str, Any]) -> None:
         if self._events is None:
             self._events = self.events_path.open("a", encoding="utf-8")
         self._events.write(json.dumps(record, default=str) + "\n")
         self._events.flush()
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _number(value: Any) -> str:
+    return f"{value:.6g}"
 
 
 def _index(trial: Any) -> int | None:

@@ -4,7 +4,9 @@
 [...]}``, what ``sweep best --export`` and nightly.sh write; a best_config.json
 with one ``config`` works too) and keeps, from each configuration, only the
 parameters the sweep samples and only values its space allows. What is dropped
-is said in notes that the run's log shows. The data changed since those configs
+is said in notes that the run's log shows. They take at most half of the sweep's trials
+(the other half is the searcher's, or a nightly sweep whose num_samples is no more than
+the configurations exported would search nothing new). The data changed since those configs
 were scored, so they are evaluated again: the searchers get them as starting
 points (Ray Tune's ``points_to_evaluate`` for Optuna and HyperOpt, the first
 suggestions of raysweep's random search), and they take the first trial indices.
@@ -116,7 +118,8 @@ def select_points(
     Kept: parameters the sweep samples (constants are the sweep's own; grid
     parameters of a random search stay the grid's), with a value the space
     allows. A configuration left with nothing, or equal to one kept earlier, is
-    dropped; at most ``spec.total_trials`` points are kept (best first).
+    dropped; at most half of ``spec.total_trials`` points are kept (best first), so that
+    a sweep warm-started from as many configurations as it has trials still searches.
     """
     if spec.search.algorithm == "grid":
         return (), ["warm start skipped: grid search evaluates every grid point anyway"]
@@ -165,12 +168,15 @@ def select_points(
             notes.append(f"configuration {number} dropped: same as an earlier one")
         else:
             points.append(point)
-    if len(points) > spec.total_trials:
+    room = spec.total_trials // 2  # the other half is the searcher's: a sweep searches
+    if len(points) > room:
         notes.append(
-            f"{len(points) - spec.total_trials} configuration(s) beyond the sweep's "
-            f"{spec.total_trials} trials dropped"
+            f"{len(points) - room} configuration(s) dropped: earlier configurations take at "
+            f"most half of the sweep's {spec.total_trials} trials (here {room}), so that "
+            f"the searcher proposes {spec.total_trials - room} new ones; raise "
+            "search.num_samples to evaluate more of them"
         )
-        points = points[: spec.total_trials]
+        points = points[:room]
     return tuple(points), notes
 
 

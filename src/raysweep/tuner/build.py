@@ -23,6 +23,7 @@ from raysweep.search.indexed import INDEX_KEY
 from raysweep.search.strict_schedule import Settled
 from raysweep.trainables.wrapper import TrialPlan, make_trainable
 from raysweep.tuner.loggers import logger_callbacks
+from raysweep.tuner.metric_check import MetricCheck, wanted_metrics
 from raysweep.tuner.search_alg import build_search_alg
 
 TIME_ATTR = "training_iteration"
@@ -163,7 +164,11 @@ def build_tuner_parts(spec: SweepSpec, options: BuildOptions) -> TunerParts:
         stop=dict(stop) if stop else None,
         verbose=0,
         # sweep.json's TensorBoard/MLflow loggers; not for the GPU probe or sweep repro
-        callbacks=[*options.callbacks, *(logger_callbacks(spec) if not fixed else [])],
+        callbacks=[
+            MetricCheck(wanted_metrics(spec)),  # first: before anything reads the result
+            *options.callbacks,
+            *(logger_callbacks(spec) if not fixed else []),
+        ],
         failure_config=tune.FailureConfig(max_failures=max_failures),
         checkpoint_config=tune.CheckpointConfig(num_to_keep=spec.checkpoint.num_to_keep),
     )

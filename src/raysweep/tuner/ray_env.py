@@ -45,10 +45,16 @@ RAY_ENV_DEFAULTS: dict[str, str] = {
     # competes with ray.init (same process wall time); with more cores it overlaps.
 }
 
-# Set whatever the environment says. Ray's new console output engine drops every
-# TrialProgressCallback passed in, and raysweep's progress callback (trials.jsonl,
-# which crash recovery reads) is one; the old engine at verbose=0 prints nothing.
-RAY_ENV_REQUIRED: dict[str, str] = {"RAY_AIR_NEW_OUTPUT": "0"}
+# Set whatever the environment says.
+RAY_ENV_REQUIRED: dict[str, str] = {
+    # Ray's new console output engine drops every TrialProgressCallback passed in, and
+    # raysweep's progress callback (trials.jsonl, which crash recovery reads) is one;
+    # the old engine at verbose=0 prints nothing.
+    "RAY_AIR_NEW_OUTPUT": "0",
+    # Ray's check of each result for the sweep's metric raised a ValueError inside its
+    # controller (two tracebacks); raysweep's own check replaces it (tuner/metric_check.py).
+    "TUNE_DISABLE_STRICT_METRIC_CHECKING": "1",
+}
 
 _user_set: set[str] | None = None  # keys the environment had before raysweep touched it
 

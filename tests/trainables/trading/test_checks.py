@@ -68,7 +68,7 @@ def test_bad_arguments_and_data_are_refused(tmp_path: Path) -> None:
         check(trading_sweep(n_folds=8, val_bars=100))
     path = tmp_path / "bars.csv"
     synthetic_ohlcv(SyntheticOptions(bars=300)).drop(columns="volume").to_csv(path, index=False)
-    with pytest.raises(ConfigError, match=r"missing column\(s\) volume"):
+    with pytest.raises(ConfigError, match=r"no column for volume"):
         check(trading_sweep(data=str(path), synthetic=None))
     with pytest.raises(ConfigError, match="metric: trainable 'trading' does not report 'sharp'"):
         check({**trading_sweep(), "metric": "sharp"})

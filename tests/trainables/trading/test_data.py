@@ -46,10 +46,13 @@ def test_synthetic_data_is_labelled_and_seeded() -> None:
         load_bars({"data": "synthetic", "synthetic": {"bar": 500}})
 
 
-def test_missing_columns_are_named() -> None:
+def test_missing_columns_are_named_with_the_mapping_that_fixes_them() -> None:
     frame = bars().drop(columns=["volume", "low"])
-    with pytest.raises(ConfigError, match=r"missing column\(s\) low, volume; a file needs"):
+    with pytest.raises(ConfigError, match=r"no column for low, volume; names are matched") as err:
         validate_bars(frame, "f.csv")
+    assert 'trainable_args.columns, e.g. "columns": {"low": "<the column with the low>"' in str(
+        err.value
+    )
 
 
 def test_unsorted_and_duplicated_timestamps_are_refused() -> None:
@@ -93,7 +96,7 @@ def test_gaps_are_reported_not_refused() -> None:
     ]
     lines = report.lines()
     assert lines[1] == "2 gap(s), 6 missing bar(s); largest:"
-    assert lines[2] == "  SYNTH-1: 5 bar(s) after 2024-01-05 03:00:00+00:00"
+    assert lines[2] == "  SYNTH-1: 5 bar(s) after 2024-01-05 03:00 UTC"
 
 
 def test_epoch_timestamps_are_read(tmp_path: Path) -> None:
@@ -101,5 +104,6 @@ def test_epoch_timestamps_are_read(tmp_path: Path) -> None:
     since = frame["timestamp"] - pd.Timestamp(0, tz="UTC")
     seconds = frame.assign(timestamp=since // pd.Timedelta("1s"))
     millis = frame.assign(timestamp=since // pd.Timedelta("1ms"))
-    for table in (seconds, millis):
+    micros = frame.assign(timestamp=since // pd.Timedelta("1us"))
+    for table in (seconds, millis, micros):
         assert validate_bars(table, "f").frame["timestamp"].iloc[1] == frame["timestamp"].iloc[1]

@@ -1,7 +1,9 @@
 """OHLCV bars from a CSV or Parquet file (or the synthetic generator), validated.
 
 Columns: ``timestamp``, ``open``, ``high``, ``low``, ``close``, ``volume``, and
-``symbol`` when the file holds several symbols. Refused with an error that says
+``symbol`` when the file holds several symbols, found as common tools name them
+(``columns.py``: any case, aliases, an unnamed index column, ``trainable_args.columns``).
+Refused with an error that says
 where (``ConfigError``, exit 2 when ``sweep validate``/``run`` checks the data):
 a missing column, an unparseable timestamp, timestamps out of order or duplicated
 within a symbol, missing or non-positive prices, negative volume, a bar whose
@@ -22,10 +24,10 @@ import numpy as np
 import pandas as pd
 
 from raysweep.errors import ConfigError
+from raysweep.trainables.trading.columns import columns_arg, standard_columns
 from raysweep.trainables.trading.synthetic import SOURCE, SyntheticOptions, synthetic_ohlcv
 
 PRICE_COLUMNS: tuple[str, ...] = ("open", "high", "low", "close")
-REQUIRED_COLUMNS: tuple[str, ...] = ("timestamp", *PRICE_COLUMNS, "volume")
 SUFFIXES: tuple[str, ...] = (".csv", ".parquet", ".pq")
 GAP_FACTOR = 1.5
 _CACHE_SIZE = 4
@@ -54,19 +56,38 @@ class DataReport:
     interval: pd.Timedelta
     gaps: tuple[Gap, ...] = field(default=())
 
-    def lines(self, limit: int = 5) -> list[str]:
-        """A summary line, then one line per gap (the largest ``limit`` gaps)."""
+    def lines(self, limit: int = 3) -> list[str]:
+        """A summary line, then one line for the gaps and one per gap (the ``limit`` largest)."""
+        more = ", ..." if len(self.symbols) > 5 else ""
         out = [
             f"{self.source}: {self.rows} bars, {len(self.symbols)} symbol(s) "
-            f"({', '.join(self.symbols[:5])}{', ...' if len(self.symbols) > 5 else ''}), "
-            f"{self.start} .. {self.end}, interval {self.interval}"
+            f"({', '.join(self.symbols[:5])}{more}), {stamp_text(self.start)} .. "
+            f"{stamp_text(self.end)}, interval {interval_text(self.interval)}"
         ]
         if self.gaps:
             missing = sum(g.missing_bars for g in self.gaps)
             out.append(f"{len(self.gaps)} gap(s), {missing} missing bar(s); largest:")
             largest = sorted(self.gaps, key=lambda g: -g.missing_bars)[:limit]
-            out.extend(f"  {g.symbol}: {g.missing_bars} bar(s) after {g.after}" for g in largest)
+            out.extend(
+                f"  {g.symbol}: {g.missing_bars} bar(s) after {stamp_text(g.after)}"
+                for g in largest
+            )
         return out
+
+
+def stamp_text(stamp: pd.Timestamp) -> str:
+    """``2004-08-19 13:00 UTC`` (a time-zone-naive stamp without the zone)."""
+    zone = " UTC" if stamp.tzinfo is not None and stamp.utcoffset() == pd.Timedelta(0) else ""
+    return stamp.strftime("%Y-%m-%d %H:%M") + zone
+
+
+def interval_text(interval: pd.Timedelta) -> str:
+    """``1h``, ``15min``, ``1d``, ``30s``: the largest whole unit."""
+    seconds = int(interval.total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds and seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{interval.total_seconds():g}s"
 
 
 @dataclass(frozen=True)
@@ -89,14 +110,17 @@ def load_bars(args: Mapping[str, Any]) -> Bars:
             f"trainable_args.data: a .csv/.parquet path or 'synthetic' (got {data!r})"
         )
     symbols = _symbols_arg(args.get("symbols"))
+    columns = columns_arg(args.get("columns"))
     if data == SOURCE:
+        if columns:
+            raise ConfigError("trainable_args.columns: only used with a data file")
         options = SyntheticOptions.from_args(args.get("synthetic"))
         key: Hashable = (SOURCE, options, symbols)
     else:
         if args.get("synthetic"):
             raise ConfigError("trainable_args.synthetic: only used with data 'synthetic'")
         path = _path(data)
-        key = (str(path), path.stat().st_mtime_ns, symbols)
+        key = (str(path), path.stat().st_mtime_ns, symbols, columns)
     with _lock:
         if key in _cache:
             _cache.move_to_end(key)
@@ -105,7 +129,7 @@ def load_bars(args: Mapping[str, Any]) -> Bars:
         frame, source = synthetic_ohlcv(options), f"{SOURCE} (seed {options.seed})"
     else:
         frame, source = read_file(path), path.name
-    bars = validate_bars(frame, source, symbols)
+    bars = validate_bars(frame, source, symbols, columns)
     with _lock:
         _cache[key] = bars
         while len(_cache) > _CACHE_SIZE:
@@ -118,22 +142,25 @@ def read_file(path: Path) -> pd.DataFrame:
     try:
         if path.suffix.lower() == ".csv":
             return pd.read_csv(path)
-        return pd.read_parquet(path)
+        frame = pd.read_parquet(path)
     except Exception as exc:
         raise ConfigError(f"trainable_args.data: cannot read {path}: {exc}") from None
+    # a frame written with its index (a DatetimeIndex) keeps it as the index: make it a column
+    return frame if isinstance(frame.index, pd.RangeIndex) else frame.reset_index()
 
 
-def validate_bars(frame: pd.DataFrame, source: str, symbols: tuple[str, ...] | None = None) -> Bars:
-    """Check and normalise raw bars (see the module docstring for what is refused)."""
+def validate_bars(
+    frame: pd.DataFrame,
+    source: str,
+    symbols: tuple[str, ...] | None = None,
+    columns: tuple[tuple[str, str], ...] = (),
+) -> Bars:
+    """Check and normalise raw bars (see the module docstring for what is refused).
+
+    ``columns``: (name, file column) pairs of ``trainable_args.columns``.
+    """
     where = f"trainable_args.data ({source})"
-    missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
-    if missing:
-        raise ConfigError(
-            f"{where}: missing column(s) {', '.join(missing)}; a file needs "
-            f"{', '.join(REQUIRED_COLUMNS)} (and 'symbol' when it holds several symbols); "
-            f"it has: {', '.join(map(str, frame.columns))}"
-        )
-    out = frame.loc[:, [c for c in ("symbol", *REQUIRED_COLUMNS) if c in frame.columns]].copy()
+    out = standard_columns(frame, where, columns).copy()
     if "symbol" not in out:
         out.insert(0, "symbol", Path(source).stem or "data")
     out["symbol"] = out["symbol"].astype(str)
@@ -226,11 +253,18 @@ def _check_prices(frame: pd.DataFrame, where: str) -> None:
 def _timestamps(column: pd.Series, where: str) -> pd.Series:
     try:
         if pd.api.types.is_numeric_dtype(column):
-            unit = "s" if column.abs().max() < 1e11 else "ms"
-            return pd.to_datetime(column, unit=unit, utc=True)
+            return pd.to_datetime(column, unit=_epoch_unit(column.abs().max()), utc=True)
         return pd.to_datetime(column, utc=True)
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"{where}: column timestamp: cannot parse ({exc})") from None
+
+
+def _epoch_unit(largest: float) -> str:
+    """Seconds, milliseconds, microseconds or nanoseconds since 1970, by magnitude."""
+    for unit, below in (("s", 1e11), ("ms", 1e14), ("us", 1e17)):
+        if largest < below:
+            return unit
+    return "ns"
 
 
 def _numbers(column: pd.Series, name: str, where: str) -> pd.Series:

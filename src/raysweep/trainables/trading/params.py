@@ -56,6 +56,7 @@ HYPERPARAMETERS: dict[str, Any] = {
 ARG_DEFAULTS: dict[str, Any] = {
     "data": "synthetic",  # a .csv/.parquet path, or "synthetic"
     "symbols": None,  # keep only these symbols (default: all)
+    "columns": None,  # the file's column for a name: {"timestamp": "open_time"} (columns.py)
     "synthetic": {},  # options of the synthetic generator (synthetic.SyntheticOptions)
     "n_folds": 4,
     "val_bars": None,  # bars per validation fold (default: see folds.plan_folds)

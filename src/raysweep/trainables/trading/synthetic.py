@@ -29,6 +29,7 @@ from raysweep.errors import ConfigError
 
 SYMBOL_PREFIX = "SYNTH-"
 SOURCE = "synthetic"
+DEFAULT_VOLATILITY = 0.006  # hourly crypto; the regimes' drifts are scaled from it
 # (drift per bar, volatility multiplier, return persistence) of bull, bear and range regimes
 _REGIMES = np.array([[4e-4, 0.8, 0.12], [-4e-4, 1.4, 0.12], [0.0, 1.0, -0.05]])
 
@@ -42,7 +43,7 @@ class SyntheticOptions:
     seed: int = 0
     interval: str = "1h"
     start: str = "2024-01-01"
-    volatility: float = 0.006  # typical per-bar volatility of returns
+    volatility: float = 0.006  # typical per-bar volatility of returns (DEFAULT_VOLATILITY)
     regime_bars: int = 300
     tail_df: float = 4.0
 
@@ -102,6 +103,7 @@ def _one_symbol(rng: np.random.Generator, o: SyntheticOptions) -> pd.DataFrame:
     n = o.bars
     regimes = _regime_path(rng, n, o.regime_bars)
     drift, vol_mult, persistence = _REGIMES[regimes].T
+    drift = drift * (o.volatility / DEFAULT_VOLATILITY)  # trends in proportion to the moves
     log_vol = lfilter([1.0], [1.0, -0.97], rng.normal(0.0, 0.08, n))  # volatility clustering
     sigma = o.volatility * vol_mult * np.exp(log_vol - log_vol.mean())
     shocks = rng.standard_t(o.tail_df, n) / np.sqrt(o.tail_df / (o.tail_df - 2.0))

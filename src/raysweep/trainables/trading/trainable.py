@@ -14,7 +14,6 @@ uninterrupted trial reports.
 
 from __future__ import annotations
 
-import logging
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -50,10 +49,8 @@ from raysweep.trainables.trading.params import (
     model_config,
 )
 
-logger = logging.getLogger(__name__)
 NAME = "trading"
 STATE_FILE = "cumulative.npz"
-_described: set[tuple[object, ...]] = set()
 ProbaFn = Callable[[Fold, np.ndarray, np.ndarray], np.ndarray]
 """``proba(fold, train_rows, val_rows) -> (len(val_rows), 3)`` class probabilities."""
 
@@ -90,7 +87,6 @@ def prepare(
 ) -> Prepared:
     """Bars (``args`` or given), features, labels and folds for one configuration."""
     bars = bars if bars is not None else load_bars(args)
-    _describe_data(bars)
     frame = bars.frame
     fparams = FeatureParams.from_config(config)
     if args.get("check_lookahead", True):
@@ -114,20 +110,6 @@ def prepare(
         periods=score.periods_per_year or periods_per_year(interval),
         n_symbols=len(bars.report.symbols),
     )
-
-
-def _describe_data(bars: Bars) -> None:
-    """Log what was loaded, once per process and data: a warning for synthetic data or gaps."""
-    report = bars.report
-    key = (report.source, report.rows, report.start)
-    if key in _described:
-        return
-    _described.add(key)
-    level = logging.WARNING if bars.synthetic or report.gaps else logging.INFO
-    note = " (SYNTHETIC data, not market prices)" if bars.synthetic else ""
-    for line in report.lines():
-        logger.log(level, "%s: %s%s", NAME, line, note)
-        note = ""
 
 
 def evaluate_fold(
