@@ -180,7 +180,8 @@ STUDIES = ("tpe univariate (before)", "tpe univariate + asha (before)", "tpe str
            "mf-tpe + asha (rank rule)", "tpe + asha (quorum rule)")  # fmt: skip
 DEFAULT_RECIPES = tuple(name for name in RECIPES if name not in STUDIES)
 MULTI_FIDELITY = ("mf-tpe + asha", "mf-tpe + asha strict", "mf-tpe + asha (rank rule)",
-                  "tpe + asha (quorum rule)", "tpe + asha", "tpe univariate + asha (before)", "random + hyperband",
+                  "tpe + asha (quorum rule)", "tpe + asha", "tpe univariate + asha (before)",
+                  "random + hyperband",
                   "tpe + asha (ray engine)", "gp + asha", "tpe + asha (grace 3)",
                   "tpe + asha (grace 9)", "tpe + asha (50 ms steps)", "tpe + asha (ray's rule)",
                   "tpe + asha (ray's rule; 50 ms steps)")  # fmt: skip

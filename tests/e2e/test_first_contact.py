@@ -118,9 +118,7 @@ def test_fx_bars_as_they_come_run_start_to_end_with_their_summary_on_screen(fx: 
     assert scope == [
         "Same seed, same trials, not the same sweep: each trial repeats given its config "
         "(sweep repro), but asha's early stops depend on the order results arrive (2 trials "
-        'at a time); for the whole sweep to repeat, set "search": {"max_concurrent": 1} '
-        "(strict mode does not take this config: scheduler.type: 'asha' is not reproducible "
-        "in strict mode)"
+        'at a time); for the whole sweep to repeat, set "reproducibility": {"strict": true}'
     ]
     assert "Traceback" not in fx.out + fx.err
     log = fx.run.log_path.read_text()

@@ -36,13 +36,21 @@ def test_a_model_based_searcher_at_several_slots_repeats_each_trial_only() -> No
 
 
 def test_early_stopping_names_the_setting_strict_mode_takes() -> None:
-    # strict mode refuses ASHA (today): the setting that makes the whole sweep repeat is serial
+    # strict mode takes ASHA: the setting that makes the whole sweep repeat is strict mode
     spec = make_spec(search={"algorithm": "random", "num_samples": 8}, scheduler=ASHA)
     line = repeat_scope(spec)
     assert "asha's early stops depend on the order results arrive (several trials at" in line
+    assert line.endswith(f"for the whole sweep to repeat, set {STRICT_SETTING}")
+    assert guarantee(spec).startswith("per-trial only")
+
+
+def test_a_scheduler_strict_mode_refuses_names_one_trial_at_a_time() -> None:
+    median = {"type": "median", "grace_period": 1}
+    spec = make_spec(search={"algorithm": "random", "num_samples": 8}, scheduler=median)
+    line = repeat_scope(spec)
+    assert "median's early stops depend on the order results arrive" in line
     assert 'set "search": {"max_concurrent": 1} (strict mode does not take this config: ' in line
     assert "\n" not in line
-    assert guarantee(spec).startswith("per-trial only")
 
 
 def test_a_time_budget_is_never_the_whole_sweep() -> None:
