@@ -28,6 +28,7 @@ from raysweep.config.load import (
 )
 from raysweep.config.schema import SweepSpec
 from raysweep.driver.cluster import in_ray_job
+from raysweep.driver.connect import connect_timeout_s
 from raysweep.engines.base import EngineOptions, NewRun
 from raysweep.engines.registry import engine_for
 from raysweep.errors import ConfigError, RunDirExistsError
@@ -61,6 +62,7 @@ class RunOptions:
     gpus: str | None = None
     allow_cpu: bool = False
     address: str | None = None
+    connect_timeout: float | None = None  # --connect-timeout; None: RAYSWEEP_CONNECT_TIMEOUT_S
     dashboard: bool | None = None  # --dashboard / --no-dashboard; None: on where Ray can
     dashboard_host: str = "127.0.0.1"
     dashboard_port: int | None = None  # None: 8265 or the next free one (Ray's own search)
@@ -77,6 +79,7 @@ class RunOptions:
             gpus=self.gpus,
             allow_cpu=self.allow_cpu,
             address=self.cluster_address(),
+            connect_timeout_s=connect_timeout_s(self.connect_timeout),
             dashboard=self.dashboard,
             dashboard_host=self.dashboard_host,
             dashboard_port=self.dashboard_port,
