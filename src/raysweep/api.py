@@ -189,7 +189,7 @@ def resume_sweep(
     anything is written; returns 0/1/130 like run_sweep.
     """
     with stop or GracefulStop() as owned:
-        run = RunDir(run_dir).resolved()
+        run = RunDir(run_dir).resolved().must_exist()
         if not options.dry_run and config is None:  # sweep run --resume checked it already
             run.check_storage()
         stored = run.read_spec()
@@ -216,7 +216,7 @@ def rerun_trial(
     check_installed_ray(out)  # a rerun is a Ray trial, whichever engine ran the sweep
     from raysweep.driver.rerun import rerun_trial as rerun
 
-    run = RunDir(run_dir).resolved()
+    run = RunDir(run_dir).resolved().must_exist()
     if run.is_remote:
         run.path.mkdir(parents=True, exist_ok=True)  # its log goes to its staging directory
     return rerun(run, trial_id, out)

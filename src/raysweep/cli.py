@@ -102,7 +102,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from raysweep import views
     from raysweep.rundir import HTML_REPORT, REPORT, RunDir
 
-    run = RunDir(args.run_dir)
+    run = RunDir(args.run_dir).must_exist()
     print(views.report_text(run), end="")
     print(f"wrote {run.where(REPORT)} and {run.where(HTML_REPORT)}", file=sys.stderr)
     return 0
@@ -114,7 +114,7 @@ def _cmd_best(args: argparse.Namespace) -> int:
 
     if args.legacy and not args.export:
         raise ConfigError("--legacy: give the file to write with --export FILE")
-    run = RunDir(args.run_dir)
+    run = RunDir(args.run_dir).must_exist()
     print(views.best_text(run, top=args.top, export=args.export, legacy=args.legacy))
     return 0
 
@@ -123,7 +123,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
     from raysweep import views
     from raysweep.rundir import RunDir
 
-    run = RunDir(args.run_dir)
+    run = RunDir(args.run_dir).must_exist()
     if args.watch is not None:
         views.watch_status(run, args.watch, sys.stdout)
     else:
