@@ -191,15 +191,21 @@ def settle(outcomes: Mapping[Any, Outcome[Any]]) -> None:
 
 
 class LoopbackCluster:
-    """A two-node Ray cluster on 127.0.0.1 (cluster_node.py, one CPU per node), run by
-    ``python`` (another Ray's interpreter for the version tests), in its own session.
+    """A Ray cluster on 127.0.0.1 (cluster_node.py, one CPU per node): a head and
+    ``workers`` worker nodes, run by ``python`` (another Ray's interpreter for the
+    version tests) with ``env`` (default: this process's), in its own session.
 
     :meth:`info` waits for both nodes: address, dashboard port and node ids (the
     head's first); :meth:`kill_worker` SIGKILLs every process of the worker node;
     :meth:`close` shuts the cluster down (SIGKILL when it does not go in a minute).
     """
 
-    def __init__(self, python: str = sys.executable, env: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        python: str = sys.executable,
+        env: Mapping[str, str] | None = None,
+        workers: int = 1,
+    ):
         environment = {k: v for k, v in (env or os.environ).items() if k != "RAY_ADDRESS"}
         environment["PYTHONPATH"] = str(REPO / "src")  # the nodes run this tree's raysweep
         # a Ray Job's entrypoint (`sweep run`) is found on the nodes' PATH
@@ -207,7 +213,8 @@ class LoopbackCluster:
         environment.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         environment.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
         self.proc = subprocess.Popen(
-            [python, str(Path(__file__).with_name("cluster_node.py")), str(free_port())],
+            [python, str(Path(__file__).with_name("cluster_node.py")), str(free_port()),
+             str(workers)],
             cwd="/", env=environment, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             text=True, start_new_session=True,
         )  # fmt: skip

@@ -183,10 +183,13 @@ def _token_problem(address: str) -> str:
     if os.environ.get("RAY_AUTH_TOKEN"):
         return f"{wants} and refused the token this client sends (from RAY_AUTH_TOKEN)"
     path = os.environ.get("RAY_AUTH_TOKEN_PATH")
-    if path and os.path.isfile(path):
+    if path and _holds_text(path):
         return f"{wants} and refused the token this client sends (from RAY_AUTH_TOKEN_PATH={path})"
     if path:
-        return f"RAY_AUTH_TOKEN_PATH={path} names no file: this client has no token for {address}"
+        return (
+            f"RAY_AUTH_TOKEN_PATH={path} names no readable, non-empty file: this client has "
+            f"no token for {address}"
+        )
     home = os.path.join("~", ".ray", "auth_token")
     if os.path.isfile(os.path.expanduser(home)):
         return f"{wants} and refused the token this client sends (from {home})"
@@ -194,6 +197,15 @@ def _token_problem(address: str) -> str:
         f"RAY_AUTH_MODE=token is set here but this client has no token for {address} "
         f"(none in RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or {home})"
     )
+
+
+def _holds_text(path: str) -> bool:
+    """Whether ``path`` is a readable file with something in it (what it holds stays here)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as file:
+            return bool(file.read().strip())
+    except OSError:
+        return False
 
 
 def _chain_text(exc: BaseException) -> str:
