@@ -5,7 +5,8 @@
 - sweep.json data and specs of the quadratic example (``examples.quadratic:fit``):
   :func:`quadratic_sweep`, :func:`make_spec`, :data:`QUADRATIC_SPACES`;
 - a built-in trainable's trial context: :func:`ctx_for`;
-- a CSV data set with missing values: :func:`csv_with_missing_values`.
+- a CSV data set with missing values: :func:`csv_with_missing_values`;
+- a port that accepts connections and never answers: :class:`SilentPort`.
 
 Test modules import it as ``factories`` (tests/conftest.py puts this directory on
 sys.path); tests/conftest.py offers the same helpers as fixtures. Not a test module.
@@ -16,8 +17,10 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -146,3 +149,37 @@ def csv_with_missing_values(path: Path) -> Path:
         rows.append(f"{a},{(i * 7) % 13 / 13},{(i * 3) % 5},{i % 2}")
     path.write_text("\n".join(rows) + "\n")
     return path
+
+
+class SilentPort:
+    """A TCP port on 127.0.0.1 that accepts every connection and never says a word
+    (a service that is not Ray's, or a host whose Ray hangs); a context manager.
+
+    ``accepted`` counts the connections taken so far.
+    """
+
+    def __init__(self) -> None:
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self._server.getsockname()[1]
+        self.address = f"127.0.0.1:{self.port}"
+        self._held: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def accepted(self) -> int:
+        return len(self._held)
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                self._held.append(self._server.accept()[0])
+            except OSError:  # closed
+                return
+
+    def __enter__(self) -> SilentPort:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.close()
+        for conn in self._held:
+            conn.close()

@@ -9,11 +9,11 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from factories import SilentPort
 from raysweep.driver.connect import (
     CONNECT_TIMEOUT_ENV,
     DEFAULT_CONNECT_TIMEOUT_S,
@@ -61,26 +61,6 @@ def test_a_bad_time_limit_is_refused_naming_it(monkeypatch: pytest.MonkeyPatch, 
         connect_timeout_s(None)
 
 
-@pytest.fixture()
-def silent_port() -> Iterator[int]:
-    """A port on 127.0.0.1 that accepts connections and never says a word."""
-    server = socket.create_server(("127.0.0.1", 0))
-    held: list[socket.socket] = []
-
-    def accept() -> None:
-        while True:
-            try:
-                held.append(server.accept()[0])
-            except OSError:
-                return
-
-    threading.Thread(target=accept, daemon=True).start()
-    yield server.getsockname()[1]
-    server.close()
-    for conn in held:
-        conn.close()
-
-
 def test_nothing_listening_is_named_at_once() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -95,11 +75,14 @@ def test_nothing_listening_is_named_at_once() -> None:
     assert "a firewall" in str(caught.value) and "Ray" in str(caught.value)
 
 
-def test_an_address_that_never_answers_gives_up_at_the_limit(silent_port: int) -> None:
+def test_an_address_that_never_answers_gives_up_at_the_limit() -> None:
     release = threading.Event()
     began = time.monotonic()
-    with pytest.raises(ClusterUnreachableError, match=r"no Ray cluster answered in 0\.5 s"):
-        join_within(f"ray://127.0.0.1:{silent_port}", 0.5, lambda: release.wait(60))
+    with (
+        SilentPort() as silent,
+        pytest.raises(ClusterUnreachableError, match=r"no Ray cluster answered in 0\.5 s"),
+    ):
+        join_within(f"ray://{silent.address}", 0.5, lambda: release.wait(60))
     assert time.monotonic() - began < 30  # a guard: the limit is 0.5 s
     release.set()
 
