@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -188,6 +188,25 @@ def settle(outcomes: Mapping[Any, Outcome[Any]]) -> None:
     for outcome in outcomes.values():
         with contextlib.suppress(BaseException):
             outcome.result()
+
+
+def submit_ray_job(
+    dashboard_port: int, working_dir: Path, entrypoint: Sequence[str], env: Mapping[str, str]
+) -> str:
+    """``ray job submit --working-dir DIR -- ENTRYPOINT...`` on the loopback cluster whose
+    dashboard listens on ``dashboard_port``: ``"exit code N\n"`` and the CLI's output."""
+    ray_cli = Path(sys.executable).with_name("ray")
+    deadline = time.monotonic() + 90
+    while True:  # the head's job agent registers a while after the cluster is up
+        done = subprocess.run(
+            [str(ray_cli), "job", "submit", "--address", f"http://127.0.0.1:{dashboard_port}",
+             "--working-dir", str(working_dir), "--", *entrypoint],
+            cwd=working_dir, env=dict(env), capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        output = done.stdout + done.stderr
+        if "No available agent" not in output or time.monotonic() > deadline:
+            return f"exit code {done.returncode}\n{output}"
+        time.sleep(3)
 
 
 class LoopbackCluster:
