@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from e2e_helpers import LoopbackCluster, submit_ray_job, together
 
-from factories import run_sweep_cli, sweep_env
+from factories import quadratic_sweep, run_sweep_cli, sweep_env
 from raysweep.rundir import RunDir
 
 pytestmark = pytest.mark.slow
@@ -80,15 +80,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TokenCluster]:
     project = base / "project"
     project.mkdir()
     (project / "tokentrain.py").write_text(TRAINABLE)
-    config = {
-        "name": "token",
-        "trainable": "tokentrain:fit",
-        "metric": "loss",
-        "mode": "min",
-        "space": {"x": {"type": "uniform", "low": 0, "high": 2}},
-        "search": {"algorithm": "random", "num_samples": 2, "max_concurrent": 1},
-        "seed": 5,
-    }
+    config = quadratic_sweep(name="token", trainable="tokentrain:fit")  # 2 trials, one at a time
     (project / "sweep.json").write_text(json.dumps(config))
     token_file = base / "ray-token"
     token_file.write_text(TOKEN)

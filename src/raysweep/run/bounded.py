@@ -12,12 +12,12 @@ keeps running until the process exits, which is what follows here.
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TypeVar
 
+from raysweep.native_stderr import stderr_dropped
 from raysweep.run.signals import signals_interrupt
 
 T = TypeVar("T")
@@ -45,7 +45,7 @@ def call_before(deadline: float, call: Callable[[], T], name: str, quiet_stderr:
             failure.append(exc)
 
     thread = threading.Thread(target=target, name=name, daemon=True)
-    quiet = _stderr_dropped() if quiet_stderr else contextlib.nullcontext()
+    quiet = stderr_dropped() if quiet_stderr else contextlib.nullcontext()
     with signals_interrupt(), quiet:
         thread.start()
         while thread.is_alive():
@@ -56,17 +56,3 @@ def call_before(deadline: float, call: Callable[[], T], name: str, quiet_stderr:
     if failure:
         raise failure[0]
     return outcome[0]
-
-
-@contextlib.contextmanager
-def _stderr_dropped() -> Iterator[None]:
-    """File descriptor 2 goes to /dev/null for the block (native log lines included)."""
-    saved = os.dup(2)
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(null)
