@@ -24,6 +24,7 @@ from factories import SilentPort, quadratic_sweep, run_sweep_cli, sweep_env
 from raysweep.api import RunOptions, load_run_spec
 from raysweep.rundir import RunDir
 
+pytestmark = pytest.mark.slow
 BOUND_S = 60  # the default limit: every command here must end well within it
 
 
