@@ -6,7 +6,6 @@ Argument parsing only, as in cli.py.
 from __future__ import annotations
 
 import argparse
-import math
 
 
 def add_cluster_flags(parser: argparse.ArgumentParser) -> None:
@@ -21,7 +20,7 @@ def add_cluster_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--connect-timeout",
-        type=_seconds,
+        type=float,
         metavar="SECONDS",
         help="give up joining the cluster after SECONDS: exit 2 naming the address and the "
         "likely causes, nothing written (default: RAYSWEEP_CONNECT_TIMEOUT_S, else 60)",
@@ -61,14 +60,3 @@ def add_dashboard_flags(parser: argparse.ArgumentParser) -> None:
         "finds itself, so sweeps started at the same moment never collide; a port given "
         "here that is taken moves to the next free one)",
     )
-
-
-def _seconds(text: str) -> float:
-    """A positive, finite number of seconds (argparse exits 2 naming anything else)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0 (got {text!r})")
-    return value

@@ -139,7 +139,7 @@ def test_a_signal_while_connecting_ends_the_command_with_130(
 @pytest.mark.parametrize(
     ("flag", "env", "named"),
     [
-        (["--connect-timeout", "0"], {}, "--connect-timeout: expected a number of seconds > 0"),
+        (["--connect-timeout", "0"], {}, "--connect-timeout 0: expected a number of seconds > 0"),
         ([], {"RAYSWEEP_CONNECT_TIMEOUT_S": "soon"}, "RAYSWEEP_CONNECT_TIMEOUT_S=soon"),
     ],
     ids=["flag", "variable"],
