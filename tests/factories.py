@@ -6,7 +6,8 @@
   :func:`quadratic_sweep`, :func:`make_spec`, :data:`QUADRATIC_SPACES`;
 - a built-in trainable's trial context: :func:`ctx_for`;
 - a CSV data set with missing values: :func:`csv_with_missing_values`;
-- a port that accepts connections and never answers: :class:`SilentPort`.
+- a port that accepts connections and never answers: :class:`SilentPort`; one
+  that takes no connection at all: :class:`FullPort`.
 
 Test modules import it as ``factories`` (tests/conftest.py puts this directory on
 sys.path); tests/conftest.py offers the same helpers as fixtures. Not a test module.
@@ -183,3 +184,28 @@ class SilentPort:
         self._server.close()
         for conn in self._held:
             conn.close()
+
+
+class FullPort:
+    """A TCP port on 127.0.0.1 whose queue of connections is full: a new connection
+    gets no answer at all and times out, as through a firewall that drops packets
+    (Linux drops the handshake while the queue is full); a context manager."""
+
+    def __init__(self, queued: int = 4) -> None:
+        self._server = socket.create_server(("127.0.0.1", 0), backlog=0)
+        self.address = f"127.0.0.1:{self._server.getsockname()[1]}"
+        self._queued: list[socket.socket] = []
+        for _ in range(queued):  # never accepted: they fill the queue
+            client = socket.socket()
+            client.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                client.connect(self._server.getsockname())
+            self._queued.append(client)
+
+    def __enter__(self) -> FullPort:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for client in self._queued:
+            client.close()
+        self._server.close()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from factories import SilentPort
+from factories import FullPort, SilentPort
 from raysweep.driver.connect import (
     CONNECT_TIMEOUT_ENV,
     DEFAULT_CONNECT_TIMEOUT_S,
@@ -85,6 +85,16 @@ def test_an_address_that_never_answers_gives_up_at_the_limit() -> None:
         join_within(f"ray://{silent.address}", 0.5, lambda: release.wait(60))
     assert time.monotonic() - began < 30  # a guard: the limit is 0.5 s
     release.set()
+
+
+def test_an_address_that_drops_connections_gives_up_at_the_limit_naming_it() -> None:
+    with FullPort() as dropping, pytest.raises(ClusterUnreachableError) as caught:
+        join_within(dropping.address, 1, lambda: pytest.fail("ray.init was called"))
+    host, port = dropping.address.split(":")
+    assert (
+        f"{host} port {port} never answered the connection (it timed out)"
+        in str(caught.value).splitlines()[0]
+    )
 
 
 @pytest.mark.parametrize(

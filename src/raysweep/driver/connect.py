@@ -92,28 +92,29 @@ def join_within(address: str, timeout_s: float, init: Callable[[], T]) -> T:
     """
     deadline = time.monotonic() + timeout_s
     where = Endpoint.of(address)
+    waiting = "no Ray cluster answered"  # what a deadline passed in the current step means
     try:
         if where is not None:
+            waiting = _no_answer(where)
             call_before(deadline, lambda: _listening(address, where, deadline), "raysweep-probe")
+            waiting = "something accepts connections there, but no Ray cluster answered"
             if where.gcs:
                 call_before(
                     deadline, lambda: _handshake(address), "raysweep-handshake", quiet_stderr=True
                 )
         return call_before(deadline, init, "raysweep-connect")
     except DeadlinePassed:
-        symptom = (
-            "something accepts connections there, but no Ray cluster answered"
-            if where is not None
-            else "no Ray cluster answered"
-        )
-        raise ClusterUnreachableError(
-            unreachable(address, f"{symptom} in {timeout_s:g} s")
-        ) from None
+        symptom = f"{waiting} in {timeout_s:g} s"
+        raise ClusterUnreachableError(unreachable(address, symptom)) from None
     except ConnectionError as exc:  # ray.init's own refusal
         text = _chain_text(exc)
         if "AuthenticationError" in text or "InvalidAuthToken" in text:
             raise ClusterTokenError(token_refused(address)) from None
         raise ClusterUnreachableError(unreachable(address, _first_line(exc))) from None
+
+
+def _no_answer(where: Endpoint) -> str:
+    return f"{where.host} port {where.port} never answered the connection (it timed out)"
 
 
 def _listening(address: str, where: Endpoint, deadline: float) -> None:
@@ -128,7 +129,7 @@ def _listening(address: str, where: Endpoint, deadline: float) -> None:
     except ConnectionRefusedError:
         symptom = f"nothing listens on {where.host} port {where.port} (connection refused)"
     except TimeoutError:
-        symptom = f"{where.host} port {where.port} did not answer (the connection timed out)"
+        symptom = _no_answer(where)
     except OSError as exc:
         symptom = f"{where.host} port {where.port}: {exc.strerror or exc}"
     raise ClusterUnreachableError(unreachable(address, symptom))
