@@ -8,7 +8,8 @@ readonly SCRIPT_DIR
 readonly EXPORT_TOP=10
 readonly KNOWN_VARS=(SWEEP_CONFIG SWEEP_GPUS SWEEP_LOG_DIR SWEEP_KEEP_DAYS SWEEP_MIN_FREE_GB
   SWEEP_NOTIFY_URL SWEEP_NOTIFY_CMD SWEEP_NOTIFY_ON_SUCCESS SWEEP_BEST_EXPORT
-  SWEEP_REGRESSION_PCT SWEEP_WARM_START SWEEP_BIN SWEEP_RUN_ARGS)
+  SWEEP_REGRESSION_PCT SWEEP_WARM_START SWEEP_BIN SWEEP_RUN_ARGS
+  RAY_ADDRESS RAY_AUTH_MODE RAY_AUTH_TOKEN RAY_AUTH_TOKEN_PATH RAYSWEEP_CONNECT_TIMEOUT_S)
 
 # Exit codes, one per cause.
 readonly EX_OK=0 EX_SWEEP_FAILED=1 EX_INVALID=2 EX_LOCK=3 EX_NO_SWEEP=4 EX_DISK=5 EX_GPUS=6
@@ -44,6 +45,12 @@ deploy/nightly.env beside this script when present; the environment wins over th
   SWEEP_BIN             the sweep command (default: sweep on PATH, else .venv/bin/sweep
                         beside this script)
   SWEEP_RUN_ARGS        extra arguments for sweep run/resume, e.g. '--address auto'
+  RAY_AUTH_MODE, RAY_AUTH_TOKEN_PATH
+                        a cluster's token (Ray's token authentication): 'token', and a
+                        file holding the token that only this job's user reads (chmod 600)
+  RAYSWEEP_CONNECT_TIMEOUT_S
+                        give up joining a cluster after this many seconds (default 60):
+                        the night fails (exit 2) naming the address and the likely causes
 
 Notification JSON (on failure and on regression): {"event": "failed"|"regression"|
 "succeeded", "run_dir", "exit_code", "reason", "best", "previous_best", "log_tail", ...}
@@ -51,7 +58,8 @@ Notification JSON (on failure and on regression): {"event": "failed"|"regression
 Exit codes:
   0    the night succeeded (a regression too), or another night still runs (skipped)
   1    the sweep failed (no trial succeeded)
-  2    invalid input: the sweep refused its config or flags
+  2    invalid input: the sweep refused its config or flags, or found no cluster
+       that answers at its address (or one that wants another token)
   3    lock trouble: the log directory or its lock file cannot be used
   4    the sweep command does not run (the reason names SWEEP_BIN)
   5    not enough free disk in SWEEP_LOG_DIR

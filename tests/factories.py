@@ -5,7 +5,9 @@
 - sweep.json data and specs of the quadratic example (``examples.quadratic:fit``):
   :func:`quadratic_sweep`, :func:`make_spec`, :data:`QUADRATIC_SPACES`;
 - a built-in trainable's trial context: :func:`ctx_for`;
-- a CSV data set with missing values: :func:`csv_with_missing_values`.
+- a CSV data set with missing values: :func:`csv_with_missing_values`;
+- a port that accepts connections and never answers: :class:`SilentPort`; one
+  that takes no connection at all: :class:`FullPort`.
 
 Test modules import it as ``factories`` (tests/conftest.py puts this directory on
 sys.path); tests/conftest.py offers the same helpers as fixtures. Not a test module.
@@ -16,8 +18,10 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -177,3 +181,62 @@ def fx_hourly_bars(rows: int = 3000, seed: int = 5) -> Any:
         },
         index=pd.DatetimeIndex(stamps),
     )
+
+
+class SilentPort:
+    """A TCP port on 127.0.0.1 that accepts every connection and never says a word
+    (a service that is not Ray's, or a host whose Ray hangs); a context manager.
+
+    ``accepted`` counts the connections taken so far.
+    """
+
+    def __init__(self) -> None:
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self._server.getsockname()[1]
+        self.address = f"127.0.0.1:{self.port}"
+        self._held: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def accepted(self) -> int:
+        return len(self._held)
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                self._held.append(self._server.accept()[0])
+            except OSError:  # closed
+                return
+
+    def __enter__(self) -> SilentPort:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.close()
+        for conn in self._held:
+            conn.close()
+
+
+class FullPort:
+    """A TCP port on 127.0.0.1 whose queue of connections is full: a new connection
+    gets no answer at all and times out, as through a firewall that drops packets
+    (Linux drops the handshake while the queue is full); a context manager."""
+
+    def __init__(self, queued: int = 4) -> None:
+        self._server = socket.create_server(("127.0.0.1", 0), backlog=0)
+        self.address = f"127.0.0.1:{self._server.getsockname()[1]}"
+        self._queued: list[socket.socket] = []
+        for _ in range(queued):  # never accepted: they fill the queue
+            client = socket.socket()
+            client.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                client.connect(self._server.getsockname())
+            self._queued.append(client)
+
+    def __enter__(self) -> FullPort:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for client in self._queued:
+            client.close()
+        self._server.close()

@@ -28,6 +28,7 @@ from raysweep.config.load import (
 )
 from raysweep.config.schema import SweepSpec
 from raysweep.driver.cluster import in_ray_job
+from raysweep.driver.connect import connect_timeout_s
 from raysweep.engines.base import EngineOptions, NewRun
 from raysweep.engines.registry import engine_for
 from raysweep.errors import ConfigError, RunDirExistsError
@@ -68,6 +69,7 @@ class RunOptions:
     gpus: str | None = None
     allow_cpu: bool = False
     address: str | None = None
+    connect_timeout: float | None = None  # --connect-timeout; None: RAYSWEEP_CONNECT_TIMEOUT_S
     dashboard: bool | None = None  # --dashboard / --no-dashboard; None: on where Ray can
     dashboard_host: str = "127.0.0.1"
     dashboard_port: int | None = None  # None: 8265 or the next free one (Ray's own search)
@@ -84,6 +86,7 @@ class RunOptions:
             gpus=self.gpus,
             allow_cpu=self.allow_cpu,
             address=self.cluster_address(),
+            connect_timeout_s=connect_timeout_s(self.connect_timeout),
             dashboard=self.dashboard,
             dashboard_host=self.dashboard_host,
             dashboard_port=self.dashboard_port,
@@ -202,7 +205,7 @@ def resume_sweep(
     anything is written; returns 0/1/130 like run_sweep.
     """
     with stop or GracefulStop() as owned:
-        run = RunDir(run_dir).resolved()
+        run = RunDir(run_dir).resolved().must_exist()
         if not options.dry_run and config is None:  # sweep run --resume checked it already
             run.check_storage()
         stored = run.read_spec()
@@ -229,7 +232,7 @@ def rerun_trial(
     check_installed_ray(out)  # a rerun is a Ray trial, whichever engine ran the sweep
     from raysweep.driver.rerun import rerun_trial as rerun
 
-    run = RunDir(run_dir).resolved()
+    run = RunDir(run_dir).resolved().must_exist()
     if run.is_remote:
         run.path.mkdir(parents=True, exist_ok=True)  # its log goes to its staging directory
     return rerun(run, trial_id, out)

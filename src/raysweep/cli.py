@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from raysweep.cli_export import add_export_commands
+from raysweep.cli_flags import add_cluster_flags, add_dashboard_flags
 from raysweep.cli_legacy import add_legacy_commands
 from raysweep.cli_nightly import add_nightly_commands
 from raysweep.errors import ConfigError, SweepError
@@ -56,6 +57,7 @@ def _shared_flags(args: argparse.Namespace) -> dict[str, Any]:
         "gpus": args.gpus,
         "allow_cpu": args.allow_cpu,
         "address": args.address,
+        "connect_timeout": args.connect_timeout,
         "dashboard": args.dashboard,
         "dashboard_host": args.dashboard_host,
         "dashboard_port": args.dashboard_port,
@@ -105,7 +107,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from raysweep import views
     from raysweep.rundir import HTML_REPORT, REPORT, RunDir
 
-    run = RunDir(args.run_dir)
+    run = RunDir(args.run_dir).must_exist()
     print(views.report_text(run), end="")
     print(f"wrote {run.where(REPORT)} and {run.where(HTML_REPORT)}", file=sys.stderr)
     return 0
@@ -117,7 +119,7 @@ def _cmd_best(args: argparse.Namespace) -> int:
 
     if args.legacy and not args.export:
         raise ConfigError("--legacy: give the file to write with --export FILE")
-    run = RunDir(args.run_dir)
+    run = RunDir(args.run_dir).must_exist()
     print(views.best_text(run, top=args.top, export=args.export, legacy=args.legacy))
     return 0
 
@@ -126,7 +128,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
     from raysweep import views
     from raysweep.rundir import RunDir
 
-    run = RunDir(args.run_dir)
+    run = RunDir(args.run_dir).must_exist()
     if args.watch is not None:
         views.watch_status(run, args.watch, sys.stdout)
     else:
@@ -153,43 +155,6 @@ def _cmd_gpus(args: argparse.Namespace) -> int:
         inventory = read_inventory()
     print(gpus_text(inventory, args.json))  # with whether MPS (resources.gpu_sharing) can run
     return 0
-
-
-def _add_working_dir_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--working-dir",
-        metavar="DIR",
-        help="with a cluster: ship DIR (data files, configs, code) to every node, first on "
-        "its import path; files the config names inside it are found there (default: the "
-        "folder of a trainable module that is not installed, docs/cluster.md)",
-    )
-
-
-def _add_dashboard_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--dashboard",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="start the Ray dashboard with a local Ray (default: on, bound to 127.0.0.1, "
-        "when Ray's 'default' extra is installed, else off with a one-line note; "
-        "--dashboard requires it (exit 2 without it); --no-dashboard starts none)",
-    )
-    parser.add_argument(
-        "--dashboard-host",
-        default="127.0.0.1",
-        metavar="HOST",
-        help="dashboard bind address (default 127.0.0.1; any other address is reachable "
-        "from other machines and is warned about)",
-    )
-    parser.add_argument(
-        "--dashboard-port",
-        type=int,
-        default=None,
-        metavar="PORT",
-        help="dashboard port (default: 8265, or the next free one, which the dashboard "
-        "finds itself, so sweeps started at the same moment never collide; a port given "
-        "here that is taken moves to the next free one)",
-    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -230,14 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--max-concurrent", type=int, metavar="N", help="override search.max_concurrent"
     )
-    run.add_argument(
-        "--address",
-        metavar="ADDR",
-        help="join an existing Ray cluster ('auto', HOST:PORT or ray://HOST:10001; default: "
-        "RAY_ADDRESS when set, else start a local Ray)",
-    )
-    _add_working_dir_flag(run)
-    _add_dashboard_flags(run)
+    add_cluster_flags(run)
+    add_dashboard_flags(run)
     run.add_argument(
         "--resume",
         action="store_true",
@@ -281,9 +240,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="change search.max_concurrent for this resume",
     )
-    resume.add_argument("--address", metavar="ADDR", help="join an existing Ray cluster")
-    _add_working_dir_flag(resume)
-    _add_dashboard_flags(resume)
+    add_cluster_flags(resume)
+    add_dashboard_flags(resume)
     resume.add_argument(
         "--retry-errored",
         action="store_true",

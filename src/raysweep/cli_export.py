@@ -13,7 +13,7 @@ def _cmd_export_optuna(args: argparse.Namespace) -> int:
     from raysweep.report.optuna_export import export_optuna
     from raysweep.rundir import RunDir
 
-    print(export_optuna(RunDir(args.run_dir), args.storage, args.study_name))
+    print(export_optuna(RunDir(args.run_dir).must_exist(), args.storage, args.study_name))
     return 0
 
 

@@ -21,6 +21,12 @@ class ResumeError(SweepError):
     exit_code = 2
 
 
+class NoSuchRunError(SweepError):
+    """The run directory a command names does not exist. Nothing was read or written."""
+
+    exit_code = 2
+
+
 class LockError(SweepError):
     """Another live process is driving the same run directory."""
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol, Self
 
 from raysweep._raycompat import experiment_state
-from raysweep.errors import ResumeError
+from raysweep.errors import NoSuchRunError, ResumeError
 from raysweep.staging import Publisher, pull_staged, pull_tree, push_tree, sync_period_s
 from raysweep.storage import (
     FsStore,
@@ -127,6 +127,12 @@ class RunPlace:
     def exists(self) -> bool:
         """Whether anything is stored at the run's place."""
         return self.store.kind() is not None
+
+    def must_exist(self) -> Self:
+        """This run, or NoSuchRunError (exit 2) naming its place when nothing is stored there."""
+        if not self.exists():
+            raise NoSuchRunError(f"no such run directory: {self.where()}")
+        return self
 
     def create(self) -> None:
         """Start a new run directory (FileExistsError when a local one exists).

@@ -1,7 +1,9 @@
-"""A two-node Ray cluster on loopback for the cluster tests: ``python cluster_node.py PORT``.
+"""A Ray cluster on loopback for the cluster tests: ``python cluster_node.py PORT [WORKERS]``.
+
+A head and WORKERS worker nodes (default 1), one CPU each.
 
 Prints one JSON line (address, dashboard URL, node ids: the head's first) once
-both nodes are up, then holds the cluster until its stdin closes, and shuts down
+every node is up, then holds the cluster until its stdin closes, and shuts down
 only its own nodes. A line ``kill-worker`` on stdin kills every process of the
 worker node (its raylet, agents and trial workers) with SIGKILL, as a preempted
 or out-of-memory machine goes, and answers with one JSON line.
@@ -50,6 +52,7 @@ def _kill_node(node: Any) -> list[int]:
 
 def main() -> None:
     port = int(sys.argv[1])
+    workers = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     cluster = Cluster(
         initialize_head=True,
         head_node_args={
@@ -61,13 +64,16 @@ def main() -> None:
             "dashboard_agent_listen_port": _free_port(),
         },
     )
-    worker = cluster.add_node(
-        num_cpus=1, node_ip_address="127.0.0.1", dashboard_agent_listen_port=_free_port()
-    )
+    added = [
+        cluster.add_node(
+            num_cpus=1, node_ip_address="127.0.0.1", dashboard_agent_listen_port=_free_port()
+        )
+        for _ in range(workers)
+    ]
     cluster.wait_for_nodes()
     # The node ids from the nodes themselves: a ray.init in this process, beside the
     # head's own GCS client, was seen to hang in GcsClient.Connect on a loaded machine.
-    nodes = [cluster.head_node.node_id, worker.node_id]  # the head's first
+    nodes = [cluster.head_node.node_id, *(node.node_id for node in added)]  # the head's first
     print(
         json.dumps(
             {"address": cluster.address, "gcs": cluster.address, "dashboard_port": port,
@@ -77,9 +83,9 @@ def main() -> None:
     )  # fmt: skip
     try:
         for line in sys.stdin:
-            if line.strip() == "kill-worker":
-                killed = _kill_node(worker)
-                print(json.dumps({"killed": worker.node_id, "pids": killed}), flush=True)
+            if line.strip() == "kill-worker" and added:
+                killed = _kill_node(added[0])
+                print(json.dumps({"killed": added[0].node_id, "pids": killed}), flush=True)
     finally:
         cluster.shutdown()
 

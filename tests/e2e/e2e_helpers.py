@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -190,16 +190,41 @@ def settle(outcomes: Mapping[Any, Outcome[Any]]) -> None:
             outcome.result()
 
 
+def submit_ray_job(
+    dashboard_port: int, working_dir: Path, entrypoint: Sequence[str], env: Mapping[str, str]
+) -> str:
+    """``ray job submit --working-dir DIR -- ENTRYPOINT...`` on the loopback cluster whose
+    dashboard listens on ``dashboard_port``: ``"exit code N\n"`` and the CLI's output."""
+    ray_cli = Path(sys.executable).with_name("ray")
+    deadline = time.monotonic() + 90
+    while True:  # the head's job agent registers a while after the cluster is up
+        done = subprocess.run(
+            [str(ray_cli), "job", "submit", "--address", f"http://127.0.0.1:{dashboard_port}",
+             "--working-dir", str(working_dir), "--", *entrypoint],
+            cwd=working_dir, env=dict(env), capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        output = done.stdout + done.stderr
+        if "No available agent" not in output or time.monotonic() > deadline:
+            return f"exit code {done.returncode}\n{output}"
+        time.sleep(3)
+
+
 class LoopbackCluster:
-    """A two-node Ray cluster on 127.0.0.1 (cluster_node.py, one CPU per node), run by
-    ``python`` (another Ray's interpreter for the version tests), in its own session.
+    """A Ray cluster on 127.0.0.1 (cluster_node.py, one CPU per node): a head and
+    ``workers`` worker nodes, run by ``python`` (another Ray's interpreter for the
+    version tests) with ``env`` (default: this process's), in its own session.
 
     :meth:`info` waits for both nodes: address, dashboard port and node ids (the
     head's first); :meth:`kill_worker` SIGKILLs every process of the worker node;
     :meth:`close` shuts the cluster down (SIGKILL when it does not go in a minute).
     """
 
-    def __init__(self, python: str = sys.executable, env: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        python: str = sys.executable,
+        env: Mapping[str, str] | None = None,
+        workers: int = 1,
+    ):
         environment = {k: v for k, v in (env or os.environ).items() if k != "RAY_ADDRESS"}
         environment["PYTHONPATH"] = str(REPO / "src")  # the nodes run this tree's raysweep
         # a Ray Job's entrypoint (`sweep run`) is found on the nodes' PATH
@@ -207,7 +232,8 @@ class LoopbackCluster:
         environment.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         environment.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
         self.proc = subprocess.Popen(
-            [python, str(Path(__file__).with_name("cluster_node.py")), str(free_port())],
+            [python, str(Path(__file__).with_name("cluster_node.py")), str(free_port()),
+             str(workers)],
             cwd="/", env=environment, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             text=True, start_new_session=True,
         )  # fmt: skip

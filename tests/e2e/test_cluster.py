@@ -13,13 +13,12 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import LoopbackCluster
+from e2e_helpers import LoopbackCluster, submit_ray_job
 
 from raysweep.rundir import RunDir
 
@@ -153,18 +152,7 @@ SWEEP_RUN_IN_JOB = ("sweep", "run", "--config", "sweep.json", "--storage")  # + 
 
 def _submit_job(cluster: dict[str, Any], working_dir: Path, *entrypoint: str) -> str:
     """``ray job submit --working-dir DIR -- ENTRYPOINT...``: its exit code and output."""
-    deadline = time.monotonic() + 90
-    while True:  # the head's job agent registers a while after the cluster is up
-        done = subprocess.run(
-            [str(BIN / "ray"), "job", "submit",
-             "--address", f"http://127.0.0.1:{cluster['dashboard_port']}",
-             "--working-dir", str(working_dir), "--", *entrypoint],
-            cwd=working_dir, env=_env(), capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
-        output = done.stdout + done.stderr
-        if "No available agent" not in output or time.monotonic() > deadline:
-            return f"exit code {done.returncode}\n{output}"
-        time.sleep(3)
+    return submit_ray_job(cluster["dashboard_port"], working_dir, entrypoint, _env())
 
 
 def test_ray_job_submit_runs_a_sweep(

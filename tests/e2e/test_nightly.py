@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from e2e_helpers import Outcome, settle
 
-from factories import kill_group
+from factories import SilentPort, kill_group
 from raysweep.rundir import RunDir
 
 REPO = Path(__file__).resolve().parents[2]
@@ -418,6 +418,32 @@ def test_a_failing_night_notifies_and_keeps_the_previous_export(
     assert [p.name for p in nights.export.parent.iterdir()] == [nights.export.name]
     (line,) = nights.history()
     assert line["status"] == "failed" and line["exit_code"] == expected_code
+
+
+def test_a_night_whose_cluster_never_answers_fails_alerting_and_the_next_night_runs(
+    nights: Nights, receiver: Receiver
+) -> None:
+    sweep_config(nights.work, num_samples=1)
+    seen = len(receiver.posts)
+    with SilentPort() as cluster:  # a head that accepts connections and never answers
+        code, out = nights.run(
+            timeout=120,  # the night used to hang here until killed, holding the lock
+            SWEEP_NOTIFY_URL=receiver.url,
+            SWEEP_RUN_ARGS=f"--no-dashboard --address {cluster.address}",
+            RAYSWEEP_CONNECT_TIMEOUT_S="3",
+        )
+    assert code == 2, out
+    (post,) = receiver.posts[seen:]
+    assert post["event"] == "failed" and post["exit_code"] == 2
+    assert f"cannot join the Ray cluster at {cluster.address}" in post["reason"], post["reason"]
+    assert "no Ray cluster answered in 3 s" in post["reason"]
+    assert nights.runs() == []  # nothing half-made
+    wait_for_lock(nights.log_dir / ".nightly.lock", timeout=5)  # released with the night
+    code, out = nights.run()  # the next night, on the local Ray
+    assert code == 0, out
+    (run,) = nights.runs()
+    assert run.effective_status() == "completed"
+    assert [n["status"] for n in nights.history()] == ["failed", "succeeded"]
 
 
 def test_an_undeliverable_notification_never_hides_the_exit_code(nights: Nights) -> None:

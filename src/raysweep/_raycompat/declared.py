@@ -18,6 +18,8 @@ _CKPT = "ray.train._internal.checkpoint_manager"
 _META = "ray.tune.trainable.metadata"
 _SEARCHER = "ray.tune.search.searcher"
 _OPTUNA = "ray.tune.search.optuna.optuna_search"
+# ray.init's warning when called outside the main thread (interrupt.quiet_thread_notice)
+THREAD_NOTICE = "SIGTERM handler is not set because current thread"
 
 
 def _fields(
@@ -239,7 +241,7 @@ def _actors_and_results() -> list[Target]:
 
 
 def _driver_access() -> list[Target]:
-    """tuner_access.py, shutdown.py, interrupt.py."""
+    """tuner_access.py, shutdown.py, interrupt.py, gcs_handshake.py."""
     return [
         Target("ray.tune.tuner", "Tuner._local_tuner", "field", (), "tuner_access"),
         Target(
@@ -274,6 +276,16 @@ def _driver_access() -> list[Target]:
             "interrupt",
         ),
         Target("ray.tune.tune", "_setup_signal_catching", "callable", (), "interrupt"),
+        # the warning quiet_thread_notice() drops, on the logger of ray.init's module
+        Target("ray._private.worker", "init", "source", (THREAD_NOTICE,), "interrupt"),
+        Target(
+            "ray._private.authentication.authentication_token_setup",
+            "ensure_token_if_auth_enabled",
+            "callable",
+            ("system_config", "create_token_if_missing"),
+            "gcs_handshake",
+        ),
+        Target("ray._raylet", "GcsClient", "class", (), "gcs_handshake"),
     ]
 
 

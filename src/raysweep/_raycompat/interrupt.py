@@ -4,7 +4,10 @@
   (``ray._private.utils.set_sigterm_handler``): a SIGTERM while Ray starts
   (about 5 s after launch on 2 cores) killed the run as ``failed`` with exit 15.
   :func:`keep_sigterm_handler` leaves the caller's handler in place while Ray
-  starts, so raysweep owns SIGTERM from the first instant.
+  starts, so raysweep owns SIGTERM from the first instant. Joining a cluster
+  runs ``ray.init`` in a thread of its own (``run/bounded.py``), where Ray
+  installs no handler and says so in a warning at every join;
+  :func:`quiet_thread_notice` drops that warning.
 - Ray Tune ends its tuning loop gracefully (experiment saved, trials left
   resumable) from its SIGUSR1 handler, installed in every ``fit`` by
   ``ray.tune.tune._setup_signal_catching``. :class:`StopCallback` calls that
@@ -13,12 +16,17 @@
 
 from __future__ import annotations
 
+import logging
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
 from ray import tune
+
+from raysweep._raycompat.declared import THREAD_NOTICE
+
+_WORKER_LOGGER = "ray._private.worker"
 
 
 class StopRequest(Protocol):
@@ -39,6 +47,17 @@ def keep_sigterm_handler() -> Iterator[None]:
         yield
     finally:
         utils.set_sigterm_handler = original
+
+
+def _not_the_thread_notice(record: logging.LogRecord) -> bool:
+    return not record.getMessage().startswith(THREAD_NOTICE)
+
+
+def quiet_thread_notice() -> None:
+    """Drop Ray's warning that ``ray.init`` outside the main thread sets no SIGTERM handler."""
+    worker_logger = logging.getLogger(_WORKER_LOGGER)
+    if _not_the_thread_notice not in worker_logger.filters:
+        worker_logger.addFilter(_not_the_thread_notice)
 
 
 def _leave_handler(sigterm_handler: Any) -> None:

@@ -125,6 +125,7 @@ def ray_options(options: EngineOptions) -> RayOptions:
     dashboard = choose_dashboard(options.dashboard, options.address)
     return RayOptions(
         address=options.address,
+        connect_timeout_s=options.connect_timeout_s,
         include_dashboard=dashboard.include,
         dashboard_note=dashboard.note,
         dashboard_host=options.dashboard_host,

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from raysweep._raycompat import actor_env
-from raysweep._raycompat.interrupt import keep_sigterm_handler
+from raysweep._raycompat.interrupt import keep_sigterm_handler, quiet_thread_notice
 from raysweep._raycompat.shutdown import kill_autoscaler_monitor, quiet_token_notice
 from raysweep.driver.cluster import in_ray_job
+from raysweep.driver.connect import DEFAULT_CONNECT_TIMEOUT_S, join_within
 from raysweep.tuner.ray_env import apply_ray_env_defaults
 
 apply_ray_env_defaults()
@@ -44,6 +45,7 @@ class RayOptions:
     """How to reach Ray: a local instance (started here) or an existing cluster."""
 
     address: str | None = None
+    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S  # joining ``address`` (driver/connect.py)
     num_cpus: int | None = None
     num_gpus: int | None = None
     include_dashboard: bool = True
@@ -118,8 +120,12 @@ def start_ray(options: RayOptions) -> RayInfo:
     }
     with keep_sigterm_handler():
         if options.address:
-            context = ray.init(
-                address=options.address, runtime_env=options.cluster_runtime_env(), **kwargs
+            address, runtime_env = options.address, options.cluster_runtime_env()
+            quiet_thread_notice()  # ray.init runs in a thread that can be walked away from
+            context = join_within(
+                address,
+                options.connect_timeout_s,
+                lambda: ray.init(address=address, runtime_env=runtime_env, **kwargs),
             )
         else:
             # A local Ray's workers inherit this process's environment. A job-level

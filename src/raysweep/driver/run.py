@@ -166,6 +166,7 @@ def _ray_options(spec: SweepSpec, ray: RayOptions, num_gpus: int | None) -> RayO
     """The Ray to start or join, with the determinism variables its workers need."""
     return RayOptions(
         address=ray.address,
+        connect_timeout_s=ray.connect_timeout_s,
         num_gpus=None if ray.address else num_gpus,
         include_dashboard=ray.include_dashboard,
         dashboard_host=ray.dashboard_host,

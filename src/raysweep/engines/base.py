@@ -30,6 +30,7 @@ class EngineOptions:
     gpus: str | None = None  # --gpus as given
     allow_cpu: bool = False
     address: str | None = None  # the Ray cluster to join (--address, else RAY_ADDRESS)
+    connect_timeout_s: float = 60.0  # joining it gives up after this (driver/connect.py)
     dashboard: bool | None = None  # --dashboard / --no-dashboard; None: on where Ray can
     dashboard_host: str = "127.0.0.1"
     dashboard_port: int | None = None

@@ -16,15 +16,15 @@ import ctypes
 import functools
 import importlib.util
 import json
-import os
 import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from raysweep.native_stderr import stderr_dropped
 
 _DTYPE_FLOAT32 = 0  # C_API_DTYPE_FLOAT32
 _DTYPE_FLOAT64 = 1  # C_API_DTYPE_FLOAT64
@@ -109,7 +109,7 @@ def train_one_round(
     label = np.ascontiguousarray(y, dtype=np.float32)
     dataset, booster = ctypes.c_void_p(), ctypes.c_void_p()
     rows, cols = data.shape
-    with _quiet_stderr():
+    with stderr_dropped():  # LightGBM prints "[LightGBM] [Fatal] ..."; the text comes back
         try:
             _call(lib, lib.LGBM_DatasetCreateFromMat(
                 data.ctypes.data_as(ctypes.c_void_p), _DTYPE_FLOAT64, ctypes.c_int32(rows),
@@ -131,26 +131,3 @@ def train_one_round(
                 lib.LGBM_BoosterFree(booster)
             if dataset.value:
                 lib.LGBM_DatasetFree(dataset)
-
-
-@contextmanager
-def _quiet_stderr() -> Iterator[None]:
-    """Silence LightGBM's "[LightGBM] [Fatal] ..." lines: the error comes back as text anyway.
-
-    LightGBM writes fatal errors to the process's stderr itself, whatever the
-    verbosity; the descriptor is restored on the way out.
-    """
-    sys.stderr.flush()
-    try:
-        saved = os.dup(2)
-    except OSError:  # no stderr to silence
-        yield
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(devnull)
