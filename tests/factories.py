@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 REPO = Path(__file__).resolve().parents[1]
 SWEEP = [sys.executable, "-m", "raysweep.cli"]
 QUADRATIC = "examples.quadratic:fit"
+# Ray's variables a `sweep` process must not inherit from this one: RAY_ADDRESS, and the
+# token settings (ray.init in the test session sets RAY_AUTH_MODE=token in os.environ)
+INHERITED_RAY = ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
 
 # The space of ``examples.quadratic:fit`` that each search algorithm explores.
 QUADRATIC_SPACES: dict[str, dict[str, Any]] = {
@@ -53,9 +56,10 @@ QUADRATIC_SPACES: dict[str, dict[str, Any]] = {
 
 def sweep_env(pythonpath: Sequence[str | Path] = (), **extra: str) -> dict[str, str]:
     """This process's environment for a `sweep` process: this checkout's code importable
-    (``pythonpath`` before it), no usage stats, never an inherited RAY_ADDRESS;
+    (``pythonpath`` before it), no usage stats, none of :data:`INHERITED_RAY`;
     ``extra`` on top."""
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    # never an address, nor the token mode an in-process ray.init of this test session set
+    env = {k: v for k, v in os.environ.items() if k not in INHERITED_RAY}
     # this checkout's code, also where the installed package is another checkout's
     paths = [*map(str, pythonpath), str(REPO), str(REPO / "src")]
     env.update(PYTHONPATH=os.pathsep.join(paths), RAY_USAGE_STATS_ENABLED="0")

@@ -205,9 +205,10 @@ def resume_sweep(
     anything is written; returns 0/1/130 like run_sweep.
     """
     with stop or GracefulStop() as owned:
-        run = RunDir(run_dir).resolved().must_exist()
+        run = RunDir(run_dir).resolved()
         if not options.dry_run and config is None:  # sweep run --resume checked it already
-            run.check_storage()
+            run.check_storage()  # remote storage: reachable (its error names the endpoint)
+        run.must_exist()
         stored = run.read_spec()
         spec = resumed_spec(run, stored, config, options.num_samples, options.max_concurrent)
         check_trainable(spec)
