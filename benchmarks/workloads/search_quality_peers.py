@@ -25,80 +25,14 @@ import json
 import math
 import sys
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
-from benchmarks.harness.regret import Incumbents
+from benchmarks.workloads.search_quality_clock import Record, ask_tell_run, stepwise_run
 from benchmarks.workloads.search_quality_problems import PROBLEMS, Problem
 from benchmarks.workloads.search_quality_space import Param
 
-Observation = list[float]  # [budget used, wall s, value, regret, fidelity]
-
-
-@dataclass
-class Record:
-    """Budget used and every observation, with the wall clock from the start."""
-
-    problem: Problem
-    budget: int
-    started: float = field(default_factory=time.perf_counter)
-    used: int = 0
-    observations: list[Observation] = field(default_factory=list)
-    incumbents: Incumbents = field(default_factory=Incumbents)
-
-    @property
-    def done(self) -> bool:
-        return self.used >= self.budget
-
-    def observe(self, config: dict[str, Any], z: int, cost: int) -> float:
-        """The value at fidelity ``z``; the regret only for a new incumbent (under either
-        rule) where it is a full fit (``cheap_regret`` False), infinite otherwise (as
-        raysweep's recipes)."""
-        config = {p.name: p.cast(config[p.name]) for p in self.problem.params}
-        value = self.problem.value(config, z)
-        self.used += cost
-        wall = time.perf_counter() - self.started
-        cheap = self.incumbents.see(value, z) or self.problem.cheap_regret
-        regret = self.problem.regret(config) if cheap else math.inf
-        self.observations.append([self.used, wall, value, regret, z])
-        return value
-
-
-@dataclass
-class Worker:
-    clock: int = 0
-    job: Any = None
-
-
-def workers_in_time_order(workers: list[Worker], record: Record) -> Iterator[Worker]:
-    """The worker whose clock is earliest, until the budget is spent."""
-    while not record.done:
-        yield min(workers, key=lambda w: w.clock)
-
-
-def stepwise_run(record: Record, workers: int, start: Callable[[], tuple[Any, dict[str, Any]]],
-                 deliver: Callable[[Any, int, float], bool]) -> None:  # fmt: skip
-    """Trials that report every fidelity step, ``workers`` at once on the simulated clock.
-
-    ``start()`` asks the optimizer for a trial: ``(handle, config)``. A step's value
-    is delivered, ``deliver(handle, z, value)`` (True: the trial goes on), when the
-    step ends, that is on its worker's next turn: the workers whose clocks are
-    earlier, or as early, ask and step first, so several trials are in flight at
-    once even where a trial is one step (a problem without a fidelity axis), and no
-    optimizer hears a result before its step has ended.
-    """
-    pool = [Worker() for _ in range(workers)]
-    for worker in workers_in_time_order(pool, record):
-        if worker.job is not None:  # (handle, config, steps done, the last step's value)
-            handle, config, z, value = worker.job
-            if not deliver(handle, z, value):
-                worker.job = None
-        if worker.job is None:
-            (handle, config), z = start(), 0
-        value = record.observe(config, z + 1, 1)
-        worker.clock += 1
-        worker.job = (handle, config, z + 1, value)
+__all__ = ["OPTIMIZERS", "Record", "optuna_pruned_run", "peer_runs_on", "run"]
 
 
 def optuna_run(record: Record, seed: int, workers: int, pruner: str) -> None:
@@ -123,6 +57,7 @@ def optuna_pruned_run(record: Record, seed: int, workers: int, pruner: Any) -> N
 
     z_max = record.problem.max_fidelity
     study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=seed), pruner=pruner)
+    record.own = lambda: _optuna_best(study)
 
     def start() -> tuple[Any, dict[str, Any]]:
         trial = study.ask()
@@ -139,6 +74,14 @@ def optuna_pruned_run(record: Record, seed: int, workers: int, pruner: Any) -> N
         return True
 
     stepwise_run(record, workers, start, deliver)
+
+
+def _optuna_best(study: Any) -> dict[str, Any] | None:
+    """``study.best_trial``'s parameters: the best COMPLETE trial (None before one)."""
+    try:
+        return dict(study.best_trial.params)
+    except ValueError:  # optuna/study/_optimize... "No trials are completed yet."
+        return None
 
 
 def _suggest(trial: Any, p: Param) -> Any:
@@ -164,27 +107,6 @@ def configspace(record: Record, seed: int) -> Any:
     return space
 
 
-def ask_tell_run(record: Record, workers: int, ask: Callable[[], Any],
-                 tell: Callable[[Any, float, int], None],
-                 unpack: Callable[[Any], tuple[dict[str, float], int]]) -> None:  # fmt: skip
-    """A whole-fidelity ask/tell optimizer: a job runs at its fidelity in one go.
-
-    The job's cost is its fidelity; it is told when its worker's clock reaches
-    its end, the workers' jobs in the order they finish.
-    """
-    pool = [Worker() for _ in range(workers)]
-    for worker in pool:
-        job = ask()
-        worker.job, worker.clock = job, unpack(job)[1]
-    while not record.done:
-        worker = min(pool, key=lambda w: w.clock)
-        config, z = unpack(worker.job)
-        value = record.observe(config, z, z)
-        tell(worker.job, value, z)
-        worker.job = ask()
-        worker.clock += unpack(worker.job)[1]
-
-
 def dehb_run(record: Record, seed: int, workers: int) -> None:
     """DEHB (Awad et al., 2021) through its ask/tell interface."""
     from dehb import DEHB
@@ -193,6 +115,7 @@ def dehb_run(record: Record, seed: int, workers: int) -> None:
     opt = DEHB(cs=space, min_fidelity=1, max_fidelity=record.problem.max_fidelity, eta=3,
                n_workers=1, seed=seed, output_path=f"/tmp/dehb-{seed}-{time.time_ns()}",
                log_level="ERROR")  # fmt: skip
+    record.own = lambda: None if opt.inc_config is None else dict(opt.get_incumbents()[0])
 
     def unpack(job: Any) -> tuple[dict[str, float], int]:
         return dict(job["config"]), round(job["fidelity"])
@@ -228,6 +151,7 @@ def smac_run(record: Record, seed: int, workers: int) -> None:
         overwrite=True,
         logging_level=40,
     )
+    record.own = lambda: _smac_incumbent(smac)
 
     def unpack(info: Any) -> tuple[dict[str, float], int]:
         return dict(info.config), round(info.budget)
@@ -236,6 +160,12 @@ def smac_run(record: Record, seed: int, workers: int) -> None:
         smac.tell(info, TrialValue(cost=value))
 
     ask_tell_run(record, workers, smac.ask, tell, unpack)
+
+
+def _smac_incumbent(smac: Any) -> dict[str, Any] | None:
+    """The intensifier's incumbent (None before its first)."""
+    incumbent = smac.intensifier.get_incumbent()
+    return None if incumbent is None else dict(incumbent)
 
 
 def smac_bo_run(record: Record, seed: int, workers: int) -> None:
@@ -250,6 +180,7 @@ def smac_bo_run(record: Record, seed: int, workers: int) -> None:
                         output_directory=f"/tmp/smac-bo-{seed}-{time.time_ns()}")  # fmt: skip
     smac = HyperparameterOptimizationFacade(scenario, lambda config, seed=0: 0.0,
                                             overwrite=True, logging_level=40)  # fmt: skip
+    record.own = lambda: _smac_incumbent(smac)
 
     def tell(info: Any, value: float, z: int) -> None:
         smac.tell(info, TrialValue(cost=value))
@@ -276,6 +207,7 @@ def hpbandster_run(record: Record, seed: int, workers: int) -> None:
         budgets=z_max * np.power(3.0, -np.linspace(sh_iterations - 1, 0, sh_iterations)),
     )  # fmt: skip
     iterations: list[Any] = []
+    record.own = lambda: _hpbandster_incumbent(iterations, float(master.budgets[-1]))
 
     def ask() -> Any:
         for iteration in iterations:
@@ -296,6 +228,16 @@ def hpbandster_run(record: Record, seed: int, workers: int) -> None:
         return dict(job.kwargs["config"]), round(job.kwargs["budget"])
 
     ask_tell_run(record, workers, ask, tell, unpack)
+
+
+def _hpbandster_incumbent(iterations: list[Any], max_budget: float) -> dict[str, Any] | None:
+    """``Result.get_incumbent_id()`` over the iterations so far, as the master builds its
+    Result (hpbandster/core/master.py): None before a run on the maximum budget."""
+    from hpbandster.core.result import Result
+
+    result = Result([it.data for it in iterations], {"max_budget": max_budget, "time_ref": 0.0})
+    config_id = result.get_incumbent_id()
+    return None if config_id is None else dict(result.data[config_id].config)
 
 
 def syne_run(record: Record, seed: int, workers: int, kind: str) -> None:
