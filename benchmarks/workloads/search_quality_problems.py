@@ -36,6 +36,7 @@ from benchmarks.workloads.search_quality_lgbm import LGBMProblem
 from benchmarks.workloads.search_quality_space import Param
 from benchmarks.workloads.search_quality_tabular import HPOLIB_PARKINSONS, NB201_CIFAR10
 from benchmarks.workloads.search_quality_trading import TradingProblem
+from benchmarks.workloads.search_quality_xgb import XGBProblem
 
 ALPHA = np.array([1.0, 1.2, 3.0, 3.2])
 A3 = np.array([[3.0, 10, 30], [0.1, 10, 35], [3.0, 10, 30], [0.1, 10, 35]])
@@ -154,4 +155,5 @@ PROBLEMS: dict[str, Problem] = {
     "hpolib": HPOLIB_PARKINSONS,
     "nb201": NB201_CIFAR10,
     "trading": TradingProblem(),
+    "xgb": XGBProblem(),
 }
