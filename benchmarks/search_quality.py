@@ -35,8 +35,8 @@ from typing import Any
 from benchmarks.harness.common import REPO, RESULTS_DIR, bench_result, load_result, log
 from benchmarks.harness.launch import Launch, launch_sweep, workdir
 from benchmarks.harness.protocol import POINTS, score, strict_target, targets
+from benchmarks.harness.quality_section import problem_lines, ratio_table
 from benchmarks.harness.regret import markdown_table, plot, table
-from benchmarks.search_quality_render import problem_lines, ratio_table
 from benchmarks.workloads.search_quality_peers import peer_runs_on
 from benchmarks.workloads.search_quality_problems import PROBLEMS, cannot_run, full_evals
 from benchmarks.workloads.search_quality_recipes import (
