@@ -59,7 +59,7 @@ PEERS = ("optuna-tpe", "optuna-tpe-sha", "optuna-tpe-hyperband", "dehb", "smac-m
 # the protocol's seeds: 30 on the cheap problems, 10 on the costly ones
 SEEDS = {"mfh3": 30, "mfh6": 30, "hpolib": 30, "nb201": 30, "lgbm": 10, "trading": 10,
          "xgb": 10}  # fmt: skip
-Record = dict[str, Any]  # {"observations": [...], "slot_use": x (raysweep's)}
+Record = dict[str, Any]  # {"observations", "reference" (held-out problems), "slot_use"}
 RECORDS = "own"  # how runs are recorded: each observation with its optimizer's own incumbent
 PEERS_PYTHON_ENV = "RAYSWEEP_PEERS_PYTHON"
 FULL_TRIALS = 20
@@ -84,7 +84,7 @@ def run_peer(python: Path, problem: str, peer: str, seed: int, budget: int) -> R
                                TRADING_PYTHON_ENV: sys.executable}, check=False)  # fmt: skip
     if proc.returncode != 0:
         return (proc.stderr.strip().splitlines() or ["no output"])[-1][:300]
-    return {"observations": json.loads(proc.stdout)["observations"]}
+    return dict(json.loads(proc.stdout))
 
 
 def run_recipe(
@@ -106,7 +106,8 @@ def run_recipe(
             return f"sweep run exited {launch.returncode}", launch
         popen_t, run_dir = float(launch.extra["popen_t"]), Path(launch.run_dir or "")
         return {"observations": observations(run_dir, PROBLEMS[problem], popen_t),
-                "slot_use": slot_use(run_dir, SLOTS)}, launch  # fmt: skip
+                "slot_use": slot_use(run_dir, SLOTS),
+                "reference": getattr(PROBLEMS[problem], "reference", None)}, launch  # fmt: skip
 
 
 def run_problem(problem: str, seeds: list[int], n: int, recipes: Sequence[str] | None,
@@ -138,7 +139,7 @@ def run_problem(problem: str, seeds: list[int], n: int, recipes: Sequence[str] |
                 if got is None:
                     got = run_peer(python, problem, peer, seed, budget)  # type: ignore[arg-type]
                 _keep(records, name, got, notes, results_dir, problem, seed, n)
-    runs = {k: {s: r["observations"] for s, r in v.items()} for k, v in records.items()}
+    runs = {k: {s: rebased(r, spec) for s, r in v.items()} for k, v in records.items()}
     plot(problem, runs, budget, png)
     default = runs.get(f"raysweep: {scored[0]}", {})
     cells = score(default, {k: v for k, v in runs.items() if k.startswith("peer: ")}, budget)
@@ -207,6 +208,18 @@ def run(quick: bool = False, repeats: int | None = None, trials: int | None = No
     if partial:
         result["partial"] = "; ".join(partial)
     return result
+
+
+def rebased(record: Record, problem: Any) -> list[list[Any]]:
+    """A run's observations with its regrets measured from the problem's reference today:
+    a run recorded before the reference search was (re)done is shifted by the difference
+    (a held-out regret is the held-out value minus the reference's)."""
+    recorded, today = record.get("reference"), getattr(problem, "reference", None)
+    if recorded is None or today is None or recorded == today:
+        return list(record["observations"])
+    shift = float(recorded) - float(today)
+    return [[*obs[:3], obs[3] + shift, obs[4], None if obs[5] is None else obs[5] + shift]
+            for obs in record["observations"]]  # fmt: skip
 
 
 def protocol_targets(blocks: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:

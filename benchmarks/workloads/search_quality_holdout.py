@@ -90,6 +90,11 @@ class HeldOutProblem:
         self._test: dict[tuple[float, ...], float] = {}
 
     @property
+    def reference(self) -> float:
+        """The value regrets are measured from (minimized): the reference search's best."""
+        return self.reference_optimum
+
+    @property
     def max_fidelity(self) -> int:
         return self.reports
 

@@ -310,7 +310,8 @@ def peer_runs_on(peer: str, problem: Problem) -> bool:
 def run(problem: str, optimizer: str, seed: int, budget: int, workers: int) -> dict[str, Any]:
     record = Record(PROBLEMS[problem], budget)
     OPTIMIZERS[optimizer](record, seed, workers)
-    return {"observations": record.observations}
+    return {"observations": record.observations,
+            "reference": getattr(record.problem, "reference", None)}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -134,6 +134,11 @@ class TradingProblem:
     def names(self) -> list[str]:
         return [p.name for p in PARAMS]
 
+    @property
+    def reference(self) -> float:
+        """The value regrets are measured from, as the optimizers minimize it (negated)."""
+        return -REFERENCE_OPTIMUM
+
     def sweep_fields(self) -> dict[str, Any]:
         """What a sweep.json of this problem sets: the built-in trainable, on Ray."""
         return {

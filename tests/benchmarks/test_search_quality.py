@@ -291,3 +291,21 @@ def test_a_partial_run_leaves_benchmarks_md_alone(
     run_and_report("search_quality", lambda **kw: run(False, **kw), args)
     assert "the body" in markdown.read_text()  # the section laid out by the benchmark
     assert json.loads(sq.KEPT.read_text())["title"] == "T"  # the result shown, kept
+
+
+def test_a_run_recorded_before_the_reference_search_is_measured_from_todays() -> None:
+    """Held-out regrets are the held-out value minus the reference search's best: a run
+    recorded under another reference is shifted by the difference, nothing else moves."""
+    from benchmarks.search_quality import rebased
+
+    lgbm = PROBLEMS["lgbm"]
+    obs = [[1, 0.1, 0.2, 0.5, 3, None], [2, 0.2, 0.1, float("inf"), 27, 0.25]]
+    shift = 0.125 - lgbm.reference  # type: ignore[attr-defined]
+    got = rebased({"observations": obs, "reference": 0.125}, lgbm)
+    assert got == [
+        [1, 0.1, 0.2, 0.5 + shift, 3, None],
+        [2, 0.2, 0.1, float("inf"), 27, 0.25 + shift],
+    ]
+    same = {"observations": obs, "reference": lgbm.reference}  # type: ignore[attr-defined]
+    assert rebased(same, lgbm) == obs
+    assert rebased({"observations": obs}, PROBLEMS["mfh3"]) == obs  # no reference: as it is
