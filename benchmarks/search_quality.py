@@ -11,8 +11,10 @@ problems). raysweep runs through ``sweep run`` on a real clock, 4 trials at once
 (workloads/search_quality_recipes.py: the scored recipes ``DEFAULT_WITH_FIDELITY``,
 ``DEFAULT_WITHOUT_FIDELITY`` and ``DEFAULT_STRICT``; the others are studies, run when
 named with ``--recipes`` and reported apart, never scored); the peers through their own
-APIs in ``.venv-peers`` on a simulated clock with 4 workers (search_quality_peers.py).
-They are compared on the budget spent, never on wall time.
+APIs in ``.venv-peers`` on a simulated clock (search_quality_peers.py). Every optimizer
+gets 4 workers, the same budget in fidelity steps and the same fidelity levels (min 1,
+the problem's max, reduction factor 3, in each one's own terms); they are compared on
+the budget spent, never on wall time.
 
 Scoring (harness/protocol.py): at 10/25/50/100 % of the budget, the regret of what each
 optimizer returns (harness/regret.py); per point the best peer, the ratio of medians,
@@ -111,14 +113,13 @@ def run_recipe(
 
 
 def run_problem(problem: str, seeds: list[int], n: int, recipes: Sequence[str] | None,
-                peers: Sequence[str], reuse: bool, results_dir: Path, png: Path,
-                launches: list[Launch]) -> dict[str, Any]:  # fmt: skip
+                peers: Sequence[str], python: Path | None, reuse: bool, results_dir: Path,
+                png: Path, launches: list[Launch]) -> dict[str, Any]:  # fmt: skip
     """Every optimizer x seed on one problem, scored: the problem's block of the result."""
     spec, notes = PROBLEMS[problem], []
     budget = n * spec.max_fidelity
     scored = scored_on(problem)
     names = [r for r in (scored if recipes is None else recipes) if runs_on(r, problem)]
-    python = peers_python()
     if python is None and peers:
         notes.append(f"{problem}: peers not run: no peers' environment ({PEERS_PYTHON_ENV} or "
                      ".venv-peers)")  # fmt: skip
@@ -172,6 +173,10 @@ def run(quick: bool = False, repeats: int | None = None, trials: int | None = No
     launches: list[Launch] = []
     blocks: dict[str, dict[str, Any]] = {}
     notes: list[str] = []
+    python = peers_python()
+    if python is None and quick:  # CI's smoke: Optuna's peers run in the project's environment
+        python, peers = Path(sys.executable), [p for p in peers if p.startswith("optuna-")]
+        notes.append("no peers' environment: Optuna's peers ran in the project's")
     for problem in problems:
         why = cannot_run(PROBLEMS[problem])
         if why is not None:
@@ -181,8 +186,8 @@ def run(quick: bool = False, repeats: int | None = None, trials: int | None = No
         seeds = list(range(1, 1 + (repeats or (QUICK_SEEDS if quick else SEEDS[problem]))))
         n = full if trials or quick else full_evals(PROBLEMS[problem], full)
         png = results_dir / f"{NAME}{'.quick' if quick else ''}-{problem}.png"
-        blocks[problem] = run_problem(problem, seeds, n, recipes, peers, reuse, results_dir,
-                                      png, launches)  # fmt: skip
+        blocks[problem] = run_problem(problem, seeds, n, recipes, peers, python, reuse,
+                                      results_dir, png, launches)  # fmt: skip
     ran = list(blocks)
     missing = [p for p in (QUICK_PROBLEMS if quick else PROBLEMS) if p not in blocks]
     earlier = None if quick or not missing else earlier_result(results_dir)
@@ -304,8 +309,11 @@ def _cached(reuse: bool, where: Path, problem: str, name: str, seed: int,
 def _keep(records: dict[str, dict[int, dict[str, Any]]], name: str, got: dict[str, Any] | str,
           notes: list[str], where: Path, problem: str, seed: int, full: int) -> None:  # fmt: skip
     if isinstance(got, str):
-        notes.append(f"{problem} {name} seed {seed}: not run ({got})")
-        log(notes[-1])
+        refused = got.startswith("sweep run refuses")  # the same on every seed: said once
+        note = f"{problem} {name}{'' if refused else f' seed {seed}'}: not run ({got})"
+        if note not in notes:
+            notes.append(note)
+            log(note)
     elif got["observations"]:
         records.setdefault(name, {})[seed] = got
         path = _cache_path(where, problem, name, seed, full)

@@ -105,7 +105,8 @@ def targets(cells: Mapping[str, Mapping[str, Mapping[str, Any]]],
         for point in points:
             c = by_point.get(f"{round(point * 100)}%")
             if c is not None:
-                out.append(target(f"{problem}: default / best peer ({c['best_peer']}) median "
+                peer = c["best_peer"].removeprefix("peer: ")
+                out.append(target(f"{problem}: default / best peer ({peer}) median "
                                   f"regret at {round(point * 100)}% (p {c['p']:.2g}, "
                                   f"{c['lower']}/{c['equal']}/{c['higher']})", c["ratio"], "<=",
                                   1.0))  # fmt: skip
