@@ -274,6 +274,7 @@ def keep(result: dict[str, Any], results_dir: Path) -> None:
     import shutil
 
     kept = {k: v for k, v in result.items() if k != "runs"}
+    KEPT.parent.mkdir(parents=True, exist_ok=True)
     KEPT.write_text(json.dumps(kept, indent=1, default=str) + "\n", encoding="utf-8")
     for problem in result.get("problems_run", []):
         png = results_dir / f"{NAME}-{problem}.png"
