@@ -107,7 +107,7 @@ def test_quick_variant_scores_the_default_against_the_best_peer_per_point(tmp_pa
     (refused,) = [n for n in block["notes"] if f"{DEFAULT_STRICT}: not run" in n]  # said once
     assert "sweep run refuses it" in refused
     names = [t["name"] for t in data["targets"]]
-    assert any(n.startswith("mfh3: default / best peer (peer: optuna-tpe-sha)") for n in names)
+    assert any(n.startswith("mfh3: default / best peer (optuna-tpe-sha)") for n in names)
     assert (tmp_path / "search_quality.quick-mfh3.png").stat().st_size > 1000
     runs = sorted((tmp_path / "search_quality-runs").glob("mfh3-4-w4-own/raysweep__tpe___asha*"))
     run = json.loads(runs[0].read_text())["observations"]
