@@ -9,7 +9,8 @@ splits the same pool the same way (checked by ``split_sha256``). The value the
 optimizers see is the validation loss after ``z`` reports; the regret is the test loss
 of the configuration after every report minus the best test loss of a reference search
 (``reference``), so it measures what selection on the validation rows found, not how
-well it fitted them. Subclasses train one library (search_quality_lgbm.py, _xgb.py).
+well it fitted them. Each library's fit is given to the problem (search_quality_lgbm.py,
+search_quality_xgb.py).
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ import math
 import re
 import sys
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,23 @@ class Split:
     names: list[str]
 
 
+@dataclass(frozen=True)
+class Reference:
+    """The best held-out score of a long random search (what regrets are measured from),
+    with the draws that made it: ``fits`` configurations of ``seed``, by ``command``."""
+
+    optimum: float
+    config: dict[str, Any] = field(default_factory=dict)
+    fits: int = 2000
+    seed: int = 0
+    command: str = ""
+    date: str = ""  # empty: not taken yet
+
+
+# (split, config, reports, seed) -> validation loss per report, test loss at the end
+Fit = Callable[[Split, Mapping[str, Any], int, int], tuple[list[float], float]]
+
+
 def split_sha256(arrays: Sequence[np.ndarray]) -> str:
     """sha256 of the arrays' dtypes, shapes and bytes, in order."""
     digest = hashlib.sha256()
@@ -68,31 +86,38 @@ def log_loss(labels: np.ndarray, probs: np.ndarray) -> float:
 
 
 class HeldOutProblem:
-    """A GBM problem on a bundled dataset with a held-out test split (subclass: ``train``)."""
+    """A GBM problem on a bundled dataset with a held-out test split: the same interface
+    as ``MFHartmann`` (value, regret, params), ``fit`` training its library."""
 
-    name: str
-    dataset: str
-    params: tuple[Param, ...]
-    reports: int
-    rounds_per_report: int
     test_fraction = 0.3
     test_seed = 0
     split_seed = 0
     val_fraction = 0.25  # raysweep's default trainable_args.val_fraction
-    sha256: str  # of the six arrays (Split): a scikit-learn that splits otherwise fails
-    reference_optimum: float  # the best test loss of the reference search
     cheap_regret = False  # a full fit: worth computing only for a new incumbent
     version = "heldout"  # recorded runs of the problem scored otherwise are not reused
-    library: str  # the built-in trainable
 
-    def __init__(self) -> None:
+    def __init__(self, name: str, library: str, dataset: str, params: tuple[Param, ...],
+                 reports: int, rounds_per_report: int, sha256: str, reference: Reference,
+                 fit: Fit) -> None:  # fmt: skip
+        self.name, self.library, self.dataset, self.params = name, library, dataset, params
+        self.reports, self.rounds_per_report = reports, rounds_per_report
+        self.sha256 = (
+            sha256  # of the six arrays (Split): a scikit-learn that splits otherwise fails
+        )
+        self.reference_search, self._fit = reference, fit
         self._curves: dict[tuple[float, ...], list[float]] = {}
         self._test: dict[tuple[float, ...], float] = {}
+
+    def fresh(self) -> HeldOutProblem:
+        """The same problem with nothing cached."""
+        return HeldOutProblem(self.name, self.library, self.dataset, self.params, self.reports,
+                              self.rounds_per_report, self.sha256, self.reference_search,
+                              self._fit)  # fmt: skip
 
     @property
     def reference(self) -> float:
         """The value regrets are measured from (minimized): the reference search's best."""
-        return self.reference_optimum
+        return self.reference_search.optimum
 
     @property
     def max_fidelity(self) -> int:
@@ -105,7 +130,7 @@ class HeldOutProblem:
     def train(self, config: Mapping[str, Any], reports: int,
               seed: int = 0) -> tuple[list[float], float]:  # fmt: skip
         """Validation loss at each of ``reports`` reports and the test loss at the end."""
-        raise NotImplementedError
+        return self._fit(self.split, config, reports, seed)
 
     def sweep_fields(self) -> dict[str, Any]:
         """What a sweep.json of this problem sets: the built-in trainable on the pool, locally."""
@@ -131,7 +156,7 @@ class HeldOutProblem:
     def regret(self, config: Mapping[str, Any]) -> float:
         """The test loss after every report minus the reference search's best."""
         self.curve(config, self.reports)
-        return self._test[self._key(config)] - self.reference_optimum
+        return self._test[self._key(config)] - self.reference
 
     def curve(self, config: Mapping[str, Any], reports: int) -> list[float]:
         """Validation losses of the first ``reports`` reports or more (cached per config).

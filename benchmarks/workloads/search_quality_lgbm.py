@@ -19,9 +19,9 @@ configuration's value would depend on when it ran. Without them LightGBM is
 deterministic and the seed changes nothing, so the value is a function of the
 configuration alone, as for Hartmann.
 
-Regret: the configuration's test log loss after every report minus
-``REFERENCE_OPTIMUM``, the best test loss of a long random search recorded below with
-its seed and command (an optimizer may beat it: its regret is then negative).
+Regret: the configuration's test log loss after every report minus ``REFERENCE``'s, the
+best test loss of a long random search recorded below with its seed, command and date
+(an optimizer may beat it: its regret is then negative).
 """
 
 from __future__ import annotations
@@ -30,7 +30,13 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from benchmarks.workloads.search_quality_holdout import HeldOutProblem, log_loss, reference_main
+from benchmarks.workloads.search_quality_holdout import (
+    HeldOutProblem,
+    Reference,
+    Split,
+    log_loss,
+    reference_main,
+)
 from benchmarks.workloads.search_quality_space import Param
 
 ROUNDS_PER_REPORT = 10
@@ -45,16 +51,11 @@ PARAMS = (
     Param("lambda_l2", 1e-3, 10.0, log=True),
 )
 SPLIT_SHA256 = "3a5b435ad15f7e7f8befd59c6a3ae6d2337649cc7c7e38bf012fd65a1f638f57"
-# The best test loss of REFERENCE_FITS random configurations drawn with REFERENCE_SEED
-# (search_quality_space.random_configs), made by REFERENCE_COMMAND on REFERENCE_DATE.
-REFERENCE_OPTIMUM = 0.0
-REFERENCE_CONFIG: dict[str, Any] = {}
-REFERENCE_FITS = 2000
-REFERENCE_SEED = 0
-REFERENCE_COMMAND = (
-    "nice -n 19 python -m benchmarks.workloads.search_quality_lgbm --reference --fits 2000 --seed 0"
+# the best test loss of 2000 random configurations (search_quality_space.random_configs)
+REFERENCE = Reference(
+    optimum=0.0,
+    command="python -m benchmarks.workloads.search_quality_lgbm --reference --fits 2000 --seed 0",
 )
-REFERENCE_DATE = ""
 
 
 def lightgbm_params(config: Mapping[str, Any], seed: int = 0) -> dict[str, Any]:
@@ -65,44 +66,36 @@ def lightgbm_params(config: Mapping[str, Any], seed: int = 0) -> dict[str, Any]:
     return {**owned, "objective": "binary", **user, **owned, "metric": "None"}
 
 
-class LGBMProblem(HeldOutProblem):
-    """The problem ``lgbm``: the same interface as ``MFHartmann`` (value, regret, params)."""
+def fit_lightgbm(s: Split, config: Mapping[str, Any], reports: int,
+                 seed: int = 0) -> tuple[list[float], float]:  # fmt: skip
+    """A fit of ``reports`` reports' rounds as the built-in trainable runs it: the
+    validation loss at every report and the test loss at the end."""
+    import lightgbm as lgb
 
-    name = "lgbm"
-    library = "lightgbm"
-    dataset = "breast_cancer"
-    params = PARAMS
-    reports = REPORTS
-    rounds_per_report = ROUNDS_PER_REPORT
-    sha256 = SPLIT_SHA256
-    reference_optimum = REFERENCE_OPTIMUM
+    losses: list[float] = []
+    evaluated = 0
 
-    def train(self, config: Mapping[str, Any], reports: int,
-              seed: int = 0) -> tuple[list[float], float]:  # fmt: skip
-        """A fit of ``reports`` reports' rounds as the built-in trainable runs it: the
-        validation loss at every report and the test loss at the end."""
-        import lightgbm as lgb
+    def feval(preds: Any, _: Any) -> list[tuple[str, float, bool]]:
+        nonlocal evaluated
+        evaluated += 1
+        if evaluated % ROUNDS_PER_REPORT:
+            return []
+        losses.append(log_loss(s.y_val, preds))
+        return [("val_loss", losses[-1], False)]
 
-        s = self.split
-        losses: list[float] = []
-        evaluated = 0
+    train_set = lgb.Dataset(s.X_train, s.y_train, feature_name=s.names)
+    val_set = lgb.Dataset(s.X_val, s.y_val, reference=train_set)
+    booster = lgb.train(lightgbm_params(config, seed), train_set,
+                        num_boost_round=reports * ROUNDS_PER_REPORT, valid_sets=[val_set],
+                        valid_names=["val"], feval=feval, keep_training_booster=True)  # fmt: skip
+    return losses, log_loss(s.y_test, booster.predict(s.X_test))
 
-        def feval(preds: Any, _: Any) -> list[tuple[str, float, bool]]:
-            nonlocal evaluated
-            evaluated += 1
-            if evaluated % ROUNDS_PER_REPORT:
-                return []
-            losses.append(log_loss(s.y_val, preds))
-            return [("val_loss", losses[-1], False)]
 
-        train_set = lgb.Dataset(s.X_train, s.y_train, feature_name=s.names)
-        val_set = lgb.Dataset(s.X_val, s.y_val, reference=train_set)
-        booster = lgb.train(lightgbm_params(config, seed), train_set,
-                            num_boost_round=reports * ROUNDS_PER_REPORT, valid_sets=[val_set],
-                            valid_names=["val"], feval=feval,
-                            keep_training_booster=True)  # fmt: skip
-        return losses, log_loss(s.y_test, booster.predict(s.X_test))
+def lgbm_problem() -> HeldOutProblem:
+    """The problem ``lgbm``."""
+    return HeldOutProblem("lgbm", "lightgbm", "breast_cancer", PARAMS, REPORTS,
+                          ROUNDS_PER_REPORT, SPLIT_SHA256, REFERENCE, fit_lightgbm)  # fmt: skip
 
 
 if __name__ == "__main__":
-    sys.exit(reference_main(LGBMProblem(), sys.argv[1:], __doc__))
+    sys.exit(reference_main(lgbm_problem(), sys.argv[1:], __doc__))

@@ -23,8 +23,8 @@ project's environment instead (``python -m benchmarks.workloads.search_quality_t
 --serve``, one JSON line per configuration, the interpreter named by ``PYTHON_ENV``),
 so both sides score a configuration with the same code.
 
-Regret: ``REFERENCE_OPTIMUM`` (the best held-out composite of a long random search,
-recorded below with its seed and command) minus the configuration's held-out composite.
+Regret: ``REFERENCE``'s optimum (the best held-out composite of a long random search,
+recorded below with its seed, command and date) minus the configuration's.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from benchmarks.workloads.search_quality_holdout import DATA_DIR
+from benchmarks.workloads.search_quality_holdout import DATA_DIR, Reference
 from benchmarks.workloads.search_quality_space import Param
 from benchmarks.workloads.search_quality_space import random_configs as draw
 
@@ -78,18 +78,13 @@ PARAMS = (
     Param("take_profit", 0.02, 0.1),
     Param("max_holding", 6, 48, integer=True),
 )
-# The best held-out composite of REFERENCE_FITS random configurations drawn with
-# REFERENCE_SEED (random_configs), made by REFERENCE_COMMAND on REFERENCE_DATE. An
-# optimizer may beat it: its regret is then negative.
-REFERENCE_OPTIMUM = 0.0
-REFERENCE_CONFIG: dict[str, Any] = {}
-REFERENCE_FITS = 2000
-REFERENCE_SEED = 0
-REFERENCE_COMMAND = (
-    "nice -n 19 python -m benchmarks.workloads.search_quality_trading --reference --fits 2000"
-    " --seed 0"
+# the best held-out composite of 2000 random configurations (random_configs): an
+# optimizer may beat it, its regret is then negative
+REFERENCE = Reference(
+    optimum=0.0,
+    command="python -m benchmarks.workloads.search_quality_trading --reference --fits 2000"
+    " --seed 0",
 )
-REFERENCE_DATE = ""
 
 
 def bars_file(held_out: bool = False) -> Path:
@@ -137,7 +132,7 @@ class TradingProblem:
     @property
     def reference(self) -> float:
         """The value regrets are measured from, as the optimizers minimize it (negated)."""
-        return -REFERENCE_OPTIMUM
+        return -REFERENCE.optimum
 
     def sweep_fields(self) -> dict[str, Any]:
         """What a sweep.json of this problem sets: the built-in trainable, on Ray."""
@@ -170,7 +165,7 @@ class TradingProblem:
             else:
                 self._server = self._server or Server(_python())
                 self._held_out[key] = self._server.ask({"config": clean, "held_out": True})[0]
-        return REFERENCE_OPTIMUM - self._held_out[key]
+        return REFERENCE.optimum - self._held_out[key]
 
     def curve(self, config: Mapping[str, Any], folds: int = N_FOLDS) -> list[float]:
         """The composite after each of the first ``folds`` folds, or more (cached).
@@ -324,8 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--reference", action="store_true", help="run the long random search")
     p.add_argument("--serve", action="store_true", help="evaluate configurations from stdin")
-    p.add_argument("--fits", type=int, default=REFERENCE_FITS)
-    p.add_argument("--seed", type=int, default=REFERENCE_SEED)
+    p.add_argument("--fits", type=int, default=REFERENCE.fits)
+    p.add_argument("--seed", type=int, default=REFERENCE.seed)
     opts = p.parse_args(argv)
     if opts.serve:
         serve()

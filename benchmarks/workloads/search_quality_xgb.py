@@ -24,8 +24,8 @@ What was checked for a real problem with a fidelity axis, offline:
   downloaded by ``fetch_*``; of the bundled ones digits is the largest classification
   set, and XGBoost adds a second library and a multi-class loss to LightGBM's binary one.
 
-Regret: the test log loss after every report minus ``REFERENCE_OPTIMUM``, the best of
-a random search recorded below with its seed and command.
+Regret: the test log loss after every report minus ``REFERENCE``'s, the best of a
+random search recorded below with its seed, command and date.
 """
 
 from __future__ import annotations
@@ -34,30 +34,34 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from benchmarks.workloads.search_quality_holdout import HeldOutProblem, log_loss, reference_main
+from benchmarks.workloads.search_quality_holdout import (
+    HeldOutProblem,
+    Reference,
+    Split,
+    log_loss,
+    reference_main,
+)
 from benchmarks.workloads.search_quality_space import Param
 
 ROUNDS_PER_REPORT = 5
 REPORTS = 27
-# XGBoost's canonical names (raysweep's alias table renames lambda/alpha/eta to these)
-PARAMS = (
-    Param("learning_rate", 0.01, 0.5, log=True),
-    Param("max_depth", 2, 10, integer=True),
-    Param("min_child_weight", 0.5, 20.0, log=True),
-    Param("reg_lambda", 1e-3, 10.0, log=True),
-    Param("reg_alpha", 1e-3, 10.0, log=True),
+# (name, low, high, sampled on a log scale, integer), in XGBoost's canonical names
+# (raysweep's alias table renames lambda/alpha/eta to these)
+SPACE = (
+    ("learning_rate", 0.01, 0.5, True, False),
+    ("max_depth", 2, 10, False, True),
+    ("min_child_weight", 0.5, 20.0, True, False),
+    ("reg_lambda", 1e-3, 10.0, True, False),
+    ("reg_alpha", 1e-3, 10.0, True, False),
 )
+PARAMS = tuple(Param(n, low, high, log=log, integer=whole) for n, low, high, log, whole in SPACE)
 SPLIT_SHA256 = "7e17d84430e6d8780b9d6eebe4b2e23f328c089ea3c677c7c3d6cc8386f38ea6"
-# The best test loss of REFERENCE_FITS random configurations drawn with REFERENCE_SEED,
-# made by REFERENCE_COMMAND on REFERENCE_DATE.
-REFERENCE_OPTIMUM = 0.0
-REFERENCE_CONFIG: dict[str, Any] = {}
-REFERENCE_FITS = 1000
-REFERENCE_SEED = 0
-REFERENCE_COMMAND = (
-    "nice -n 19 python -m benchmarks.workloads.search_quality_xgb --reference --fits 1000 --seed 0"
+# the best test loss of 1000 random configurations (search_quality_space.random_configs)
+REFERENCE = Reference(
+    optimum=0.0,
+    fits=1000,
+    command="python -m benchmarks.workloads.search_quality_xgb --reference --fits 1000 --seed 0",
 )
-REFERENCE_DATE = ""
 
 
 def xgboost_params(config: Mapping[str, Any], seed: int = 0) -> dict[str, Any]:
@@ -67,36 +71,29 @@ def xgboost_params(config: Mapping[str, Any], seed: int = 0) -> dict[str, Any]:
     return {**owned, "objective": "multi:softprob", "num_class": 10, **user, **owned}
 
 
-class XGBProblem(HeldOutProblem):
-    """The problem ``xgb``: the same interface as ``MFHartmann`` (value, regret, params)."""
+def fit_xgboost(s: Split, config: Mapping[str, Any], reports: int,
+                seed: int = 0) -> tuple[list[float], float]:  # fmt: skip
+    """A fit of ``reports`` reports' rounds as the built-in trainable runs it: the
+    validation loss at every report and the test loss at the end."""
+    import xgboost as xgb
 
-    name = "xgb"
-    library = "xgboost"
-    dataset = "digits"
-    params = PARAMS
-    reports = REPORTS
-    rounds_per_report = ROUNDS_PER_REPORT
-    sha256 = SPLIT_SHA256
-    reference_optimum = REFERENCE_OPTIMUM
+    train = xgb.DMatrix(s.X_train, s.y_train, feature_names=s.names)
+    val = xgb.DMatrix(s.X_val, s.y_val, feature_names=s.names)
+    booster = xgb.Booster(xgboost_params(config, seed), [train])
+    losses = []
+    for i in range(reports * ROUNDS_PER_REPORT):
+        booster.update(train, iteration=i)
+        if (i + 1) % ROUNDS_PER_REPORT == 0:
+            losses.append(log_loss(s.y_val, booster.predict(val)))
+    test = xgb.DMatrix(s.X_test, feature_names=s.names)
+    return losses, log_loss(s.y_test, booster.predict(test))
 
-    def train(self, config: Mapping[str, Any], reports: int,
-              seed: int = 0) -> tuple[list[float], float]:  # fmt: skip
-        """A fit of ``reports`` reports' rounds as the built-in trainable runs it: the
-        validation loss at every report and the test loss at the end."""
-        import xgboost as xgb
 
-        s = self.split
-        train = xgb.DMatrix(s.X_train, s.y_train, feature_names=s.names)
-        val = xgb.DMatrix(s.X_val, s.y_val, feature_names=s.names)
-        booster = xgb.Booster(xgboost_params(config, seed), [train])
-        losses = []
-        for i in range(reports * ROUNDS_PER_REPORT):
-            booster.update(train, iteration=i)
-            if (i + 1) % ROUNDS_PER_REPORT == 0:
-                losses.append(log_loss(s.y_val, booster.predict(val)))
-        test = xgb.DMatrix(s.X_test, feature_names=s.names)
-        return losses, log_loss(s.y_test, booster.predict(test))
+def xgb_problem() -> HeldOutProblem:
+    """The problem ``xgb``."""
+    return HeldOutProblem("xgb", "xgboost", "digits", PARAMS, REPORTS, ROUNDS_PER_REPORT,
+                          SPLIT_SHA256, REFERENCE, fit_xgboost)  # fmt: skip
 
 
 if __name__ == "__main__":
-    sys.exit(reference_main(XGBProblem(), sys.argv[1:], __doc__))
+    sys.exit(reference_main(xgb_problem(), sys.argv[1:], __doc__))

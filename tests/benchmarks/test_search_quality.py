@@ -21,6 +21,7 @@ from benchmarks.workloads.search_quality_recipes import (
     scored_on,
 )
 
+from factories import recorded_run
 from raysweep.config.load import parse_spec
 from raysweep.errors import ConfigError
 
@@ -119,30 +120,15 @@ def test_a_recipe_pays_every_report_and_a_restart_again(tmp_path: Path) -> None:
     """Hyperband on Ray runs a paused trial without a checkpoint again from its start."""
     from benchmarks.workloads.search_quality_sweep_record import observations
 
-    from raysweep.rundir import Part, RunDir
-
     problem = PROBLEMS["mfh3"]
-    run = RunDir(tmp_path / "run")
-    run.path.mkdir()
-    run.mark("running")
-    run.set_parts([Part("tune", 2)])
     good, bad = dict.fromkeys(problem.names, 0.5), dict.fromkeys(problem.names, 0.0)
     trials = [{"trial_id": "a", "index": 0, "status": "completed", "config": good},
               {"trial_id": "b", "index": 1, "status": "stopped", "config": bad}]  # fmt: skip
-    (run.path / "results.json").write_text(json.dumps({"metric": "value", "trials": trials}))
     starts = [("a", 100.0), ("b", 101.0), ("a", 110.0)]  # "a" paused after 2 steps, restarted
-    (run.path / "trial_info.jsonl").write_text(
-        "".join(json.dumps({"trial_id": t, "event": "start", "t": at}) + "\n" for t, at in starts)
-    )
     rows = {"a": [(1, 0.5, -1.0), (2, 1.0, -2.0), (1, 0.5, -1.0), (2, 1.0, -2.0), (3, 1.5, -3.0)],
             "b": [(1, 0.2, 0.0)]}  # fmt: skip
-    for trial_id, made in rows.items():
-        folder = run.path / "tune" / f"trial_{trial_id}"
-        folder.mkdir(parents=True)
-        folder.joinpath("result.json").write_text("".join(json.dumps(
-            {"trial_id": trial_id, "training_iteration": i, "time_total_s": s, "value": v}) + "\n"
-            for i, s, v in made))  # fmt: skip
-    got = observations(run.path, problem, popen_t=100.0)
+    run = recorded_run(tmp_path / "run", {"metric": "value", "trials": trials}, starts, rows)
+    got = observations(run, problem, popen_t=100.0)
     assert [r[0] for r in got] == [1, 2, 3, 4, 5, 6]
     assert [r[1] for r in got] == pytest.approx([0.5, 1.0, 1.2, 10.5, 11.0, 11.5])
     assert [r[2] for r in got] == [-1.0, -2.0, 0.0, -1.0, -2.0, -3.0]

@@ -64,8 +64,8 @@ def test_the_objective_is_the_builtin_trainables_val_loss_bit_for_bit(
         ours = trainable_losses(tmp_path, p, config, seed=7)
         losses, test = p.train(config, p.reports, seed=7)
         assert losses == ours  # exact float equality at every report
-        assert p.regret(config) == test - p.reference_optimum
-        fresh = type(p)()  # report by report, as the peers ask: shorter fits, the same values
+        assert p.regret(config) == test - p.reference
+        fresh = p.fresh()  # report by report, as the peers ask: shorter fits, the same values
         assert [fresh.value(config, z) for z in range(1, p.reports + 1)] == ours
     # the trial's seed changes nothing: the value is a function of the configuration
     assert trainable_losses(tmp_path, p, corners(p)[0], 99) == p.train(corners(p)[0], p.reports)[0]
@@ -95,14 +95,13 @@ def test_the_test_rows_never_reach_the_trainable(name: str) -> None:
 def test_the_reference_optimum_is_a_config_of_the_recorded_random_search(name: str) -> None:
     import importlib
 
-    module = importlib.import_module(f"benchmarks.workloads.search_quality_{name}")
+    reference = importlib.import_module(f"benchmarks.workloads.search_quality_{name}").REFERENCE
     p = problem(name)
-    if not module.REFERENCE_CONFIG:
+    if not reference.date:
         pytest.skip(f"{name}: no reference recorded yet")
-    assert module.REFERENCE_CONFIG in random_configs(
-        p.params, module.REFERENCE_FITS, module.REFERENCE_SEED
-    )
-    assert type(p)().regret(module.REFERENCE_CONFIG) == 0.0
+    assert reference.config in random_configs(p.params, reference.fits, reference.seed)
+    assert p.fresh().regret(reference.config) == 0.0
+    assert f"--fits {reference.fits} --seed {reference.seed}" in reference.command
 
 
 @pytest.mark.parametrize("name", NAMES)

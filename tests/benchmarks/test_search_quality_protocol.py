@@ -3,7 +3,6 @@ the best peer per point, the plain ratio, the Wilcoxon p, the targets."""
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from benchmarks.harness.regret import regret_at, returned_at
 from benchmarks.workloads.search_quality_clock import Record
 from benchmarks.workloads.search_quality_problems import PROBLEMS
 
-from raysweep.rundir import Part, RunDir
+from factories import recorded_run
 
 
 def flat(regret: float, own: float | None = None) -> list[list[object]]:
@@ -138,25 +137,13 @@ def test_sweep_best_is_scored_under_the_sweeps_rank_by(
 
     problem = PROBLEMS["mfh3"]
     configs = {"a": dict.fromkeys(problem.names, 0.5), "b": dict.fromkeys(problem.names, 0.1)}
-    run = RunDir(tmp_path / "run")
-    run.path.mkdir()
-    run.mark("running")
-    run.set_parts([Part("tune", 2)])
     trials = [
         {"trial_id": "a", "index": 0, "status": "completed", "config": configs["a"]},
         {"trial_id": "b", "index": 1, "status": "stopped", "config": configs["b"]},
     ]
     results = {"metric": "value", "mode": "min", "rank_by": rank_by, "trials": trials}
-    (run.path / "results.json").write_text(json.dumps(results))
-    starts = [json.dumps({"trial_id": t, "event": "start", "t": 100.0}) + "\n" for t in "ab"]
-    (run.path / "trial_info.jsonl").write_text("".join(starts))
     rows = {"a": [(1, 1.0, -3.0), (2, 2.0, -2.0), (3, 3.0, -1.0)], "b": [(1, 1.5, -5.0)]}
-    for trial_id, made in rows.items():
-        folder = run.path / "tune" / f"trial_{trial_id}"
-        folder.mkdir(parents=True)
-        folder.joinpath("result.json").write_text("".join(json.dumps(
-            {"trial_id": trial_id, "training_iteration": i, "time_total_s": s, "value": v}) + "\n"
-            for i, s, v in made))  # fmt: skip
-    got = observations(run.path, problem, popen_t=100.0)
+    run = recorded_run(tmp_path / "run", results, [("a", 100.0), ("b", 100.0)], rows)
+    got = observations(run, problem, popen_t=100.0)
     assert [r[2] for r in got] == [-3.0, -5.0, -2.0, -1.0]
     assert [r[5] for r in got] == [problem.regret(configs[t]) for t in returned]

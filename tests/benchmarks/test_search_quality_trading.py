@@ -95,7 +95,7 @@ def test_the_held_out_score_is_the_later_folds_alone_the_same_on_both_sides(
     assert score == trading.held_out(CONFIG, seed=99)  # the trial's seed changes nothing
     assert score not in curve  # not a selection fold's cumulative composite
     problem = trading.TradingProblem()
-    assert problem.regret(CONFIG) == trading.REFERENCE_OPTIMUM - score
+    assert problem.regret(CONFIG) == trading.REFERENCE.optimum - score
     server = trading.Server(Path(sys.executable))
     try:
         assert server.ask({"config": CONFIG, "held_out": True}) == [score]
@@ -106,12 +106,11 @@ def test_the_held_out_score_is_the_later_folds_alone_the_same_on_both_sides(
 
 
 def test_the_reference_optimum_is_a_config_of_the_recorded_random_search() -> None:
-    if not trading.REFERENCE_CONFIG:
+    reference = trading.REFERENCE
+    if not reference.date:
         pytest.skip("no reference recorded yet")
-    assert trading.REFERENCE_CONFIG in trading.random_configs(
-        trading.REFERENCE_FITS, trading.REFERENCE_SEED
-    )
-    assert trading.TradingProblem().regret(trading.REFERENCE_CONFIG) == 0.0
+    assert reference.config in trading.random_configs(reference.fits, reference.seed)
+    assert trading.TradingProblem().regret(reference.config) == 0.0
 
 
 def test_every_trading_recipe_sweeps_the_problems_space_with_the_builtin_trainable() -> None:
@@ -159,7 +158,7 @@ def test_a_maximized_metric_is_observed_negated(tmp_path: Path) -> None:
     assert [r[4] for r in got] == [1, 2, 3, 1]
     # the best composite (2.0) is a new best value: its held-out regret; the others' are
     # not computed (a whole walk-forward evaluation each)
-    assert got[0][3] == got[1][3] == trading.REFERENCE_OPTIMUM - 1.25
+    assert got[0][3] == got[1][3] == trading.REFERENCE.optimum - 1.25
     assert math.isinf(got[2][3]) and math.isinf(got[3][3])
     # sweep best under rank_by "last": a, whose last value ranks it and which ran longest
-    assert [r[5] for r in got] == [trading.REFERENCE_OPTIMUM - 1.25] * 4
+    assert [r[5] for r in got] == [trading.REFERENCE.optimum - 1.25] * 4
