@@ -34,9 +34,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness.common import REPO, RESULTS_DIR, bench_result, load_result, log
+from benchmarks.harness.common import REPO, RESULTS_DIR, bench_result, load_result, log, target
 from benchmarks.harness.launch import Launch, launch_sweep, workdir
-from benchmarks.harness.protocol import POINTS, score, strict_target, targets
+from benchmarks.harness.protocol import POINTS, STRICT_BOUND, score, strict_target, targets
 from benchmarks.harness.quality_section import problem_lines, ratio_table
 from benchmarks.harness.regret import markdown_table, plot, table
 from benchmarks.workloads.search_quality_peers import peer_runs_on
@@ -154,6 +154,11 @@ def run_problem(problem: str, seeds: list[int], n: int, recipes: Sequence[str] |
         kept = sorted(u for u in use if u is not None)
         median = kept[len(kept) // 2] if kept else None
         block["targets"].append(strict_target(problem, strict, default, budget, median))
+    elif DEFAULT_STRICT in names:  # a target row all the same: not measured, and why
+        why = next((n.split(": not run ")[-1] for n in notes if DEFAULT_STRICT in n), "no runs")
+        block["targets"].append(target(f"{problem}: strict default / default median regret at "
+                                       f"100% (not run: {why.strip('()')})", None, "<=",
+                                       STRICT_BOUND))  # fmt: skip
     return block
 
 

@@ -107,6 +107,8 @@ def test_quick_variant_scores_the_default_against_the_best_peer_per_point(tmp_pa
     # strict mode refuses ASHA today: named, not run
     (refused,) = [n for n in block["notes"] if f"{DEFAULT_STRICT}: not run" in n]  # said once
     assert "sweep run refuses it" in refused
+    (strict,) = [t for t in data["targets"] if "strict default" in t["name"]]
+    assert strict["met"] is None and "sweep run refuses it" in strict["name"]  # a row all the same
     names = [t["name"] for t in data["targets"]]
     assert any(n.startswith("mfh3: default / best peer (optuna-tpe-sha)") for n in names)
     assert (tmp_path / "search_quality.quick-mfh3.png").stat().st_size > 1000
