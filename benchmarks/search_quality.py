@@ -64,6 +64,7 @@ SEEDS = {"mfh3": 30, "mfh6": 30, "hpolib": 30, "nb201": 30, "lgbm": 10, "trading
 Record = dict[str, Any]  # {"observations", "reference" (held-out problems), "slot_use"}
 RECORDS = "own"  # how runs are recorded: each observation with its optimizer's own incumbent
 PEERS_PYTHON_ENV = "RAYSWEEP_PEERS_PYTHON"
+PEER_LIMIT_S = 4 * 3600  # one peer run on a loaded machine (trading, Syne Tune ASHA-BORE)
 FULL_TRIALS = 20
 # the quick variant (make bench-quick): one problem with a fidelity, 2 seeds, the scored
 # recipes, two peers, a small budget
@@ -81,9 +82,12 @@ def run_peer(python: Path, problem: str, peer: str, seed: int, budget: int) -> R
     cmd = [str(python), "-m", "benchmarks.workloads.search_quality_peers", "--problem", problem,
            "--optimizer", peer, "--seed", str(seed), "--budget", str(budget),
            "--workers", str(SLOTS)]  # fmt: skip
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=3600,
-                          env={**os.environ, "PYTHONPATH": str(REPO),
-                               TRADING_PYTHON_ENV: sys.executable}, check=False)  # fmt: skip
+    try:
+        proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=PEER_LIMIT_S,
+                              env={**os.environ, "PYTHONPATH": str(REPO),
+                                   TRADING_PYTHON_ENV: sys.executable}, check=False)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return f"no result within {PEER_LIMIT_S} s"
     if proc.returncode != 0:
         return (proc.stderr.strip().splitlines() or ["no output"])[-1][:300]
     return dict(json.loads(proc.stdout))
