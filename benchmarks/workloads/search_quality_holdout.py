@@ -16,6 +16,7 @@ search_quality_xgb.py).
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 import sys
@@ -234,8 +235,9 @@ def reference(problem: HeldOutProblem, fits: int, seed: int) -> dict[str, Any]:
     for i, config in enumerate(random_configs(problem.params, fits, seed)):
         test = problem.train(config, problem.reports)[1]
         best = min(best, (test, config), key=lambda b: b[0])
-        if (i + 1) % 100 == 0:
-            print(f"{i + 1} fits, best {best[0]!r}", file=sys.stderr, flush=True)
+        if (i + 1) % 25 == 0:  # the best so far, should the search be cut short
+            print(json.dumps({"fits": i + 1, "optimum": best[0], "config": best[1]}),
+                  file=sys.stderr, flush=True)  # fmt: skip
     return {"optimum": best[0], "config": best[1], "fits": fits, "seed": seed,
             "seconds": time.perf_counter() - started, "split_sha256": problem.sha256}  # fmt: skip
 
@@ -243,7 +245,6 @@ def reference(problem: HeldOutProblem, fits: int, seed: int) -> dict[str, Any]:
 def reference_main(problem: HeldOutProblem, argv: Sequence[str] | None, doc: str) -> int:
     """``python -m <module> --reference [--fits N] [--seed S]``: print the reference search."""
     import argparse
-    import json
 
     p = argparse.ArgumentParser(description=doc.splitlines()[0])
     p.add_argument("--reference", action="store_true", help="run the long random search")

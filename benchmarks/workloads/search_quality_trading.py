@@ -309,8 +309,9 @@ def reference(fits: int, seed: int) -> dict[str, Any]:
     for i, config in enumerate(random_configs(fits, seed)):
         score = held_out(config)
         best = max(best, (score, config), key=lambda b: b[0])
-        if (i + 1) % 50 == 0:
-            print(f"{i + 1} fits, best {best[0]!r}", file=sys.stderr, flush=True)
+        if (i + 1) % 10 == 0:  # the best so far, should the search be cut short
+            print(json.dumps({"fits": i + 1, "optimum": best[0], "config": best[1]}),
+                  file=sys.stderr, flush=True)  # fmt: skip
     return {"optimum": best[0], "config": best[1], "fits": fits, "seed": seed,
             "seconds": time.perf_counter() - started}  # fmt: skip
 
