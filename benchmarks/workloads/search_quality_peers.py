@@ -57,15 +57,15 @@ BOHB's KDE first fitted at its 60th: the model proposes only the last few, which
 rarely end before the budget does, so BOHB repeats ASHA's figures there. That is the
 peer as its users get it, not a misconfiguration; no documented setting lowers the bar.
 
-HEBO is not a peer yet. Its last release, 0.3.6 (PyPI, 2024-11), installs and runs here:
-``pip install hebo`` in a fresh venv backtracks through old pandas and matplotlib sources
-without end, but with its dependencies named (``--no-deps hebo==0.3.6 pymoo==0.6.0 GPy
-gpytorch linear_operator paramz disjoint-set cma autograd alive-progress`` and their
-few small dependencies, over numpy 2.4, pandas 3.1, torch 2.13 CPU and catboost 1.2 of
-the project's environment; GPy 1.15.0 has a wheel, pymoo 0.6.0 builds from source
-without its compiled modules) an 8-step suggest/observe loop ran. Making it a peer
-means those in the peers' environment (torch among them) and a full-fidelity runner
-like ``smac-bo``'s.
+HEBO is not a peer yet. Its last release, 0.3.6 (PyPI, 2024-11), installs and runs here.
+``pip install hebo`` in a fresh venv was still backtracking through old pandas and
+matplotlib source releases after 8 minutes (stopped there); with its dependencies named
+(``--no-deps hebo==0.3.6 pymoo==0.6.0 GPy gpytorch linear_operator paramz disjoint-set
+cma autograd alive-progress`` and their few small dependencies), over numpy 2.4, pandas
+3.1, torch 2.13 CPU and catboost 1.2 of the project's environment (GPy 1.15.0 has a
+wheel, pymoo 0.6.0 builds from source without its compiled modules), an 8-step
+suggest/observe loop ran. Making it a peer means those in the peers' environment (torch
+among them) and a full-fidelity runner like ``smac-bo``'s.
 Syne Tune 0.16 has no MOBSTER or Hyper-Tune any more; its other model-based
 multi-fidelity searcher, ASHA-CQR, imports ``huggingface_hub`` (not installed). The
 runners of DEHB, SMAC3, hpbandster and Syne Tune are in search_quality_peer_apis.py.
