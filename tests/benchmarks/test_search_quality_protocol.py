@@ -147,3 +147,22 @@ def test_sweep_best_is_scored_under_the_sweeps_rank_by(
     got = observations(run, problem, popen_t=100.0)
     assert [r[2] for r in got] == [-3.0, -5.0, -2.0, -1.0]
     assert [r[5] for r in got] == [problem.regret(configs[t]) for t in returned]
+
+
+def test_the_section_shows_each_points_best_peer_ratio_p_and_counts() -> None:
+    from benchmarks.harness.quality_section import problem_lines, ratio_table
+
+    cells = {"25%": {"best_peer": "peer: dehb", "peer_median": 0.5, "median": 0.25,
+                     "ratio": 0.5, "p": 0.0123, "lower": 20, "equal": 3, "higher": 7,
+                     "seeds": 30}}  # fmt: skip
+    (row,) = ratio_table(cells)[2:]
+    assert row == "| 25% | dehb | 0.5 | 0.25 | 0.5x | 0.012 | 20 / 3 / 7 | 30 |"
+    block = {"seeds": list(range(1, 31)), "full_evals": 20, "fidelity_steps": 27,
+             "default": "tpe + asha", "cells": cells, "ratio_table": ratio_table(cells),
+             "table": ["| optimizer |"], "notes": ["mfh3 a note"],
+             "taken": "2026-11-28"}  # fmt: skip
+    text = "\n".join(problem_lines({"mfh3": block}, quick=False))
+    assert "PROTOCOL.md" in text and "never on wall time" in text
+    assert "**mfh3** (30 seeds" in text and "figures of 2026-11-28" in text
+    assert row in text and "> mfh3 a note" in text
+    assert "[figures/search_quality-mfh3.png](figures/search_quality-mfh3.png)" in text
