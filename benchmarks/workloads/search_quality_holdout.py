@@ -34,6 +34,8 @@ from benchmarks.workloads.search_quality_space import Param, random_configs
 REPO = Path(__file__).resolve().parents[2]
 DATA_DIR = REPO / "benchmarks" / "results" / "search_quality-data"  # git-ignored
 TARGET = "target"
+# the reference searches' results, with the command, seed and date of each
+REFERENCES = Path(__file__).with_name("search_quality_references.json")
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,13 @@ class Reference:
     seed: int = 0
     command: str = ""
     date: str = ""  # empty: not taken yet
+    taken_on: str = ""  # how long it took, where, with which versions
+
+    @staticmethod
+    def of(problem: str) -> Reference:
+        """``problem``'s reference as recorded in search_quality_references.json."""
+        recorded = json.loads(REFERENCES.read_text(encoding="utf-8"))
+        return Reference(**recorded[problem])
 
 
 # (split, config, reports, seed) -> validation loss per report, test loss at the end

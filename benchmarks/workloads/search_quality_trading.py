@@ -23,8 +23,8 @@ project's environment instead (``python -m benchmarks.workloads.search_quality_t
 --serve``, one JSON line per configuration, the interpreter named by ``PYTHON_ENV``),
 so both sides score a configuration with the same code.
 
-Regret: ``REFERENCE``'s optimum (the best held-out composite of a long random search,
-recorded below with its seed, command and date) minus the configuration's.
+Regret: ``REFERENCE``'s optimum (the best held-out composite of a long random search;
+search_quality_references.json: its command, seed and date) minus the configuration's.
 """
 
 from __future__ import annotations
@@ -78,25 +78,8 @@ PARAMS = (
     Param("take_profit", 0.02, 0.1),
     Param("max_holding", 6, 48, integer=True),
 )
-# the best held-out composite of 500 random configurations (random_configs), 2092 s at
-# nice 10 on a shared, loaded 2-core machine, lightgbm 4.7.0: an optimizer may beat it,
-# its regret is then negative
-REFERENCE = Reference(
-    optimum=5.517257179205508,
-    config={
-        "lightgbm.num_leaves": 52,
-        "lightgbm.learning_rate": 0.052373723924129915,
-        "label_horizon": 13,
-        "label_threshold": 0.0020298217640615057,
-        "entry_threshold": 0.5143343347370755,
-        "stop_loss": 0.030363788773807757,
-        "take_profit": 0.06441452886088196,
-        "max_holding": 46,
-    },
-    fits=500,
-    date="2026-11-28",
-    command="python -m benchmarks.workloads.search_quality_trading --reference --fits 500 --seed 0",
-)
+# the best held-out score of a random search, recorded with its command, seed and date
+REFERENCE = Reference.of("trading")
 
 
 def bars_file(held_out: bool = False) -> Path:
