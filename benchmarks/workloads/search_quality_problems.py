@@ -32,10 +32,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from benchmarks.workloads.search_quality_lgbm import LGBMProblem
+from benchmarks.workloads.search_quality_lgbm import lgbm_problem
 from benchmarks.workloads.search_quality_space import Param
 from benchmarks.workloads.search_quality_tabular import HPOLIB_PARKINSONS, NB201_CIFAR10
 from benchmarks.workloads.search_quality_trading import TradingProblem
+from benchmarks.workloads.search_quality_xgb import xgb_problem
 
 ALPHA = np.array([1.0, 1.2, 3.0, 3.2])
 A3 = np.array([[3.0, 10, 30], [0.1, 10, 35], [3.0, 10, 30], [0.1, 10, 35]])
@@ -150,8 +151,9 @@ def cannot_run(problem: Problem) -> str | None:
 PROBLEMS: dict[str, Problem] = {
     "mfh3": MFHartmann("mfh3", A3, P3, optimum=-3.86278),
     "mfh6": MFHartmann("mfh6", A6, P6, optimum=-3.32237),
-    "lgbm": LGBMProblem(),
+    "lgbm": lgbm_problem(),
     "hpolib": HPOLIB_PARKINSONS,
     "nb201": NB201_CIFAR10,
     "trading": TradingProblem(),
+    "xgb": xgb_problem(),
 }

@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import math
 import os
 import time
 from collections.abc import Callable
@@ -149,6 +148,9 @@ RECIPES: dict[str, Recipe] = {
     "tpe strict window 4": _optuna(strict="window"),
     "tpe strict window 2": _optuna(strict="window", size=2),
     "tpe + asha": _optuna(mf=True, scale=6),
+    # strict mode refuses ASHA today (its rung decisions follow the order results arrive):
+    # the placeholder of the strict default, reported as refused until strict mode takes it
+    "tpe + asha strict": _optuna(mf=True, scale=6, strict="window"),
     "tpe univariate + asha (before)": _optuna({"multivariate": False}, mf=True, scale=6),
     "random + hyperband": _hyperband,
     "gp": _optuna({"sampler": "gp"}),
@@ -171,17 +173,28 @@ RECIPES: dict[str, Recipe] = {
     "mf-tpe + asha (rank rule)": _mftpe(rule="rank"),
     "tpe + asha (quorum rule)": _mftpe(algorithm="optuna"),
 }
-# recipes that measure one question (a default before it changed, a setting, a step's length,
-# Ray's rung rule): run when named with --recipes, not in the default run, whose tables
-# and targets are the recipes users pick
-STUDIES = ("tpe univariate (before)", "tpe univariate + asha (before)", "tpe strict window 2",
-           "tpe + asha (grace 3)", "tpe + asha (grace 9)", "tpe + asha (50 ms steps)",
-           "tpe + asha (ray's rule)", "tpe + asha (ray's rule; 50 ms steps)",
-           "mf-tpe + asha (rank rule)", "tpe + asha (quorum rule)")  # fmt: skip
-DEFAULT_RECIPES = tuple(name for name in RECIPES if name not in STUDIES)
+# The scored recipes (benchmarks/PROTOCOL.md), fixed before a run: raysweep's default for a
+# sweep with a fidelity axis, for one without, and the first in strict mode. The only
+# recipes in the scored table; the others are studies, run when named (--recipes) and
+# reported apart.
+DEFAULT_WITH_FIDELITY = "mf-tpe + asha"
+DEFAULT_WITHOUT_FIDELITY = "tpe"
+DEFAULT_STRICT = "mf-tpe + asha strict"
+SCORED = (DEFAULT_WITH_FIDELITY, DEFAULT_WITHOUT_FIDELITY, DEFAULT_STRICT)
+STUDIES = tuple(name for name in RECIPES if name not in SCORED)
+
+
+def scored_on(problem: str) -> tuple[str, ...]:
+    """The scored recipes of ``problem``: its kind's default first, then, where it has a
+    fidelity axis, the strict one."""
+    if PROBLEMS[problem].max_fidelity > 1:
+        return (DEFAULT_WITH_FIDELITY, DEFAULT_STRICT)
+    return (DEFAULT_WITHOUT_FIDELITY,)
+
+
 MULTI_FIDELITY = ("mf-tpe + asha", "mf-tpe + asha strict", "mf-tpe + asha (rank rule)",
-                  "tpe + asha (quorum rule)", "tpe + asha", "tpe univariate + asha (before)",
-                  "random + hyperband",
+                  "tpe + asha (quorum rule)", "tpe + asha", "tpe + asha strict",
+                  "tpe univariate + asha (before)", "random + hyperband",
                   "tpe + asha (ray engine)", "gp + asha", "tpe + asha (grace 3)",
                   "tpe + asha (grace 9)", "tpe + asha (50 ms steps)", "tpe + asha (ray's rule)",
                   "tpe + asha (ray's rule; 50 ms steps)")  # fmt: skip
@@ -209,10 +222,19 @@ def resolved_digest(recipe: str, problem: str, full: int) -> str:
     name aside: a default that changes (ASHA's rung rule, TPE's options) changes it, so
     ``--reuse`` never takes a run recorded under an older default for a new one."""
     from raysweep.config.load import parse_spec, spec_to_json
+    from raysweep.errors import ConfigError
 
-    spec = spec_to_json(parse_spec(RECIPES[recipe](PROBLEMS[problem], 1, full)))
+    config = RECIPES[recipe](PROBLEMS[problem], 1, full)
+    try:
+        spec = spec_to_json(parse_spec(config))
+    except ConfigError:  # a recipe sweep run refuses: never recorded, named all the same
+        spec = config
     spec.pop("seed", None)
     spec.pop("name", None)
+    args = spec.get("trainable_args") or {}
+    for key in ("dataset", "data"):  # a data file: its name (its content's digest), not where
+        if isinstance(args.get(key), str) and "/" in args[key]:
+            spec["trainable_args"] = {**args, key: Path(args[key]).name}
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:8]
 
 
@@ -224,47 +246,3 @@ def runs_on(recipe: str, problem: str) -> bool:
     if recipe in MULTI_FIDELITY and PROBLEMS[problem].max_fidelity == 1:
         return False
     return problem in ONLY_ON.get(recipe, (problem,)) and recipe not in SKIP_ON.get(problem, ())
-
-
-def observations(run_dir: Path, problem: Problem, popen_t: float) -> list[list[float]]:
-    """``[budget used, wall s, value, regret, fidelity]`` per report, in the order reports
-    were made.
-
-    Every report is one observation costing one fidelity step, as the peers record
-    theirs: the value the trial reported at that step (negated where the sweep
-    maximizes its metric, as the problem's ``value`` is), made at the trial's start plus
-    its ``time_total_s``, at the fidelity of its ``training_iteration``. A trial run
-    again from its start (Hyperband's pause without a checkpoint) pays for its steps
-    again. Where the regret is not ``cheap_regret`` (a full fit), only a new
-    incumbent's (under either rule of ``benchmarks.harness.regret``) is computed, the
-    others' are recorded as infinite (the curves read the incumbent's alone).
-    """
-    from benchmarks.harness.regret import Incumbents
-    from raysweep.rundir import ITER, RunDir
-
-    run = RunDir(run_dir)
-    results = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
-    metric = str(results["metric"])
-    sign = -1.0 if results.get("mode") == "max" else 1.0  # the problem's value is minimized
-    configs = {str(t["trial_id"]): t["config"] for t in results["trials"]}
-    starts: dict[str, list[float]] = {}
-    for record in run.read_trial_info():
-        if record.get("event") == "start":
-            starts.setdefault(str(record["trial_id"]), []).append(float(record["t"]))
-    made = []  # (wall s, trial id, value, fidelity)
-    for trial_id, rows in run.trial_rows((ITER, "time_total_s", metric)).items():
-        begun, attempt, previous = sorted(starts.get(trial_id, [popen_t])), 0, 0
-        for row in rows:
-            if int(row[ITER]) <= previous:  # the trial started again from its first step
-                attempt = min(attempt + 1, len(begun) - 1)
-            previous = int(row[ITER])
-            if metric in row:
-                wall = begun[attempt] + float(row["time_total_s"]) - popen_t
-                made.append((wall, trial_id, sign * float(row[metric]), int(row[ITER])))
-    made.sort(key=lambda m: m[0])
-    out, incumbents = [], Incumbents()
-    for used, (wall, trial_id, value, fidelity) in enumerate(made, 1):
-        cheap = incumbents.see(value, fidelity) or problem.cheap_regret
-        regret = problem.regret(configs[trial_id]) if cheap else math.inf
-        out.append([float(used), wall, value, regret, float(fidelity)])
-    return out

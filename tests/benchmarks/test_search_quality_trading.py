@@ -2,7 +2,8 @@
 
 raysweep's recipes run the built-in ``trading`` trainable through ``sweep run``; the
 peers (another environment, no raysweep) ask a process of raysweep's environment to
-evaluate a configuration. Both must score it the same, whatever the trial's seed.
+evaluate a configuration. Both must score it the same, whatever the trial's seed, and
+score it on later bars than every fold the optimizers see.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import pytest
 from benchmarks.workloads import search_quality_trading as trading
 from benchmarks.workloads.search_quality_peers import peer_runs_on
 from benchmarks.workloads.search_quality_problems import PROBLEMS
-from benchmarks.workloads.search_quality_recipes import RECIPES, observations, runs_on
+from benchmarks.workloads.search_quality_recipes import DEFAULT_STRICT, RECIPES, runs_on
+from benchmarks.workloads.search_quality_sweep_record import observations
 
 from raysweep.config.load import parse_spec
 from raysweep.rundir import Part, RunDir
@@ -43,7 +45,8 @@ def test_a_configuration_stopped_early_is_evaluated_as_far_as_asked(curve: list[
     assert problem._curves[key] == curve[:1]  # one fold fitted, not eight
     assert problem.value(CONFIG, 2) == -curve[1]
     assert problem._curves[key] == curve[:3]  # a longer request: 3x the folds held
-    assert problem.regret(CONFIG) == trading.REFERENCE_OPTIMUM - curve[-1]
+    assert problem._curves[key] == curve[:3]
+    assert problem.value(CONFIG, 8) == -curve[-1]
     assert problem._curves[key] == curve
 
 
@@ -69,11 +72,45 @@ def test_a_process_without_raysweep_gets_the_same_curve_from_the_server(
         assert server.proc.wait(timeout=30) == 0
 
 
+def test_the_held_out_bars_come_after_every_fold_the_optimizers_see() -> None:
+    from raysweep.trainables.trading.trainable import prepare
+
+    seen = prepare(dict(CONFIG), PROBLEMS["trading"].sweep_fields()["trainable_args"])
+    full = prepare(dict(CONFIG), trading.args(held_out=True))
+    assert len(seen.timestamps) == trading.SELECTION_BARS < len(full.timestamps) == trading.BARS
+    assert seen.timestamps[-1] < full.timestamps[trading.SELECTION_BARS]
+    # the optimizers' bars are the first of the same series, cut into the same folds
+    assert seen.bars.equals(full.bars.iloc[: trading.SELECTION_BARS])
+    assert full.folds[: trading.N_FOLDS] == seen.folds
+    held = full.folds[trading.N_FOLDS :]
+    assert len(held) == trading.HELD_OUT_FOLDS
+    assert held[0].val_start == seen.folds[-1].val_end == trading.SELECTION_BARS
+    assert all(f.val_start >= trading.SELECTION_BARS for f in held)
+
+
+def test_the_held_out_score_is_the_later_folds_alone_the_same_on_both_sides(
+    curve: list[float],
+) -> None:
+    score = trading.held_out(CONFIG)
+    assert score == trading.held_out(CONFIG, seed=99)  # the trial's seed changes nothing
+    assert score not in curve  # not a selection fold's cumulative composite
+    problem = trading.TradingProblem()
+    assert problem.regret(CONFIG) == trading.REFERENCE.optimum - score
+    server = trading.Server(Path(sys.executable))
+    try:
+        assert server.ask({"config": CONFIG, "held_out": True}) == [score]
+    finally:
+        assert server.proc.stdin is not None
+        server.proc.stdin.close()
+        assert server.proc.wait(timeout=30) == 0
+
+
 def test_the_reference_optimum_is_a_config_of_the_recorded_random_search() -> None:
-    assert trading.REFERENCE_CONFIG in trading.random_configs(
-        trading.REFERENCE_FITS, trading.REFERENCE_SEED
-    )
-    assert trading.TradingProblem().regret(trading.REFERENCE_CONFIG) == 0.0
+    reference = trading.REFERENCE
+    if not reference.date:
+        pytest.skip("no reference recorded yet")
+    assert reference.config in trading.random_configs(reference.fits, reference.seed)
+    assert trading.TradingProblem().regret(reference.config) == 0.0
 
 
 def test_every_trading_recipe_sweeps_the_problems_space_with_the_builtin_trainable() -> None:
@@ -81,7 +118,11 @@ def test_every_trading_recipe_sweeps_the_problems_space_with_the_builtin_trainab
     ran = [name for name in RECIPES if runs_on(name, "trading")]
     assert "tpe + asha" in ran and "random + hyperband" in ran and "random" in ran
     for name in ran:
-        spec = parse_spec(RECIPES[name](problem, 1, 10))
+        config = RECIPES[name](problem, 1, 10)
+        assert config["trainable_args"]["data"] == str(trading.bars_file()), name
+        if name == DEFAULT_STRICT:  # strict mode refuses ASHA today
+            continue
+        spec = parse_spec(config)
         assert spec.trainable == "trading", name
         assert (spec.metric, spec.mode) == ("composite", "max"), name
         assert sorted(spec.space) == sorted(p.name for p in trading.PARAMS), name
@@ -90,15 +131,17 @@ def test_every_trading_recipe_sweeps_the_problems_space_with_the_builtin_trainab
 
 def test_a_maximized_metric_is_observed_negated(tmp_path: Path) -> None:
     problem = trading.TradingProblem()
-    problem._curves[tuple(float(v) for v in CONFIG.values())] = [0.0] * 7 + [1.5]  # no fit
+    key = tuple(float(v) for v in CONFIG.values())
+    problem._curves[key] = [0.0] * 7 + [1.5]  # no fit
+    problem._held_out[key] = 1.25
     run = RunDir(tmp_path / "run")
     run.path.mkdir()
     run.mark("running")
     run.set_parts([Part("tune", 2)])
-    trials = [{"trial_id": "a", "config": CONFIG}]  # b's config: never needed (see below)
-    (run.path / "results.json").write_text(
-        json.dumps({"metric": "composite", "mode": "max", "trials": trials})
-    )
+    trials = [{"trial_id": "a", "index": 0, "status": "stopped", "config": CONFIG},
+              {"trial_id": "b", "index": 1, "status": "stopped", "config": CONFIG}]  # fmt: skip
+    results = {"metric": "composite", "mode": "max", "rank_by": "last", "trials": trials}
+    (run.path / "results.json").write_text(json.dumps(results))
     starts = [{"trial_id": t, "event": "start", "t": 100.0} for t in "ab"]
     (run.path / "trial_info.jsonl").write_text("".join(json.dumps(s) + "\n" for s in starts))
     folder = run.path / "tune" / "trial_a"
@@ -113,7 +156,9 @@ def test_a_maximized_metric_is_observed_negated(tmp_path: Path) -> None:
     got = observations(run.path, problem, popen_t=100.0)
     assert [r[2] for r in got] == [-0.5, -2.0, -1.0, -0.1]
     assert [r[4] for r in got] == [1, 2, 3, 1]
-    # the best composite (2.0) is the incumbent at any fidelity, scored by its full regret;
-    # the third fold is the highest fidelity reached, the incumbent of what is returned
-    assert got[1][3] == trading.REFERENCE_OPTIMUM - 1.5 == got[2][3]
-    assert math.isinf(got[3][3])  # no rule's incumbent: its regret is not fitted
+    # the best composite (2.0) is a new best value: its held-out regret; the others' are
+    # not computed (a whole walk-forward evaluation each)
+    assert got[0][3] == got[1][3] == trading.REFERENCE.optimum - 1.25
+    assert math.isinf(got[2][3]) and math.isinf(got[3][3])
+    # sweep best under rank_by "last": a, whose last value ranks it and which ran longest
+    assert [r[5] for r in got] == [trading.REFERENCE.optimum - 1.25] * 4
