@@ -13,6 +13,7 @@ from benchmarks.workloads.search_quality_peers import run as run_peer
 from benchmarks.workloads.search_quality_problems import PROBLEMS, MFHartmann
 from benchmarks.workloads.search_quality_recipes import (
     DEFAULT_STRICT,
+    DEFAULT_WITH_FIDELITY,
     RECIPES,
     SCORED,
     STUDIES,
@@ -94,7 +95,7 @@ def test_quick_variant_scores_the_default_against_the_best_peer_per_point(tmp_pa
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads((tmp_path / "search_quality.quick.json").read_text(encoding="utf-8"))
     block = data["problems"]["mfh3"]
-    assert block["seeds"] == [1, 2] and block["default"] == "tpe + asha"
+    assert block["seeds"] == [1, 2] and block["default"] == DEFAULT_WITH_FIDELITY
     assert list(block["cells"]) == ["10%", "25%", "50%", "100%"]
     cell = block["cells"]["100%"]
     assert cell["best_peer"] == "peer: optuna-tpe-sha" and cell["seeds"] == 2

@@ -23,7 +23,7 @@ from typing import Any, Generic, TypeVar
 import pytest
 
 # the suite's one `sweep` environment and process-group kill, also offered from here
-from factories import QUADRATIC, REPO, SWEEP, kill_group, sweep_env
+from factories import INHERITED_RAY, QUADRATIC, REPO, SWEEP, kill_group, sweep_env
 
 _LOG_NUMBERS = itertools.count()
 T = TypeVar("T")
@@ -212,7 +212,8 @@ def submit_ray_job(
 class LoopbackCluster:
     """A Ray cluster on 127.0.0.1 (cluster_node.py, one CPU per node): a head and
     ``workers`` worker nodes, run by ``python`` (another Ray's interpreter for the
-    version tests) with ``env`` (default: this process's), in its own session.
+    version tests) with ``env`` (default: this process's without :data:`INHERITED_RAY`,
+    as a `sweep` process gets it), in its own session.
 
     :meth:`info` waits for both nodes: address, dashboard port and node ids (the
     head's first); :meth:`kill_worker` SIGKILLs every process of the worker node;
@@ -225,7 +226,9 @@ class LoopbackCluster:
         env: Mapping[str, str] | None = None,
         workers: int = 1,
     ):
-        environment = {k: v for k, v in (env or os.environ).items() if k != "RAY_ADDRESS"}
+        if env is None:  # no token mode an in-process ray.init of this session set
+            env = {k: v for k, v in os.environ.items() if k not in INHERITED_RAY}
+        environment = {k: v for k, v in env.items() if k != "RAY_ADDRESS"}
         environment["PYTHONPATH"] = str(REPO / "src")  # the nodes run this tree's raysweep
         # a Ray Job's entrypoint (`sweep run`) is found on the nodes' PATH
         environment["PATH"] = os.pathsep.join([str(Path(python).parent), environment["PATH"]])
