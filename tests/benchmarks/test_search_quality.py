@@ -107,7 +107,8 @@ def test_quick_variant_scores_the_default_against_the_best_peer_per_point(tmp_pa
     names = [t["name"] for t in data["targets"]]
     assert any(n.startswith("mfh3: default / best peer (optuna-tpe-sha)") for n in names)
     assert (tmp_path / "search_quality.quick-mfh3.png").stat().st_size > 1000
-    runs = sorted((tmp_path / "search_quality-runs").glob("mfh3-4-w4-own/raysweep__mf_tpe___asha-*"))
+    kept = tmp_path / "search_quality-runs" / "mfh3-4-w4-own"
+    runs = sorted(kept.glob("raysweep__mf_tpe___asha-*"))
     run = json.loads(runs[0].read_text())["observations"]
     assert [r[0] for r in run] == list(range(1, len(run) + 1))  # a step per report
     assert all(0 < r[1] < 900 and r[5] is not None for r in run)  # sweep best's, each report
