@@ -14,7 +14,7 @@ SWEEPS = sorted((REPO / "sweeps").glob("*.json"))
 
 def test_there_are_examples_for_every_algorithm_and_scheduler() -> None:
     specs = [api.load_run_spec(api.RunOptions(config=p)) for p in SWEEPS]
-    assert {s.search.algorithm for s in specs} == {"grid", "random", "optuna", "hyperopt"}
+    assert {s.search.algorithm for s in specs} == {"grid", "random", "optuna", "mf-tpe", "hyperopt"}
     assert {s.scheduler.type for s in specs} == {"fifo", "asha", "hyperband", "median"}
     assert any(":" in s.trainable for s in specs)  # a user trainable from examples/
     assert {s.execution for s in specs} == {"ray", "local"}

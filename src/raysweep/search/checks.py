@@ -39,17 +39,16 @@ def search_warnings(spec: SweepSpec) -> list[str]:
     if sampler in COMPLETED_ONLY and scheduler not in ("fifo", "hyperband"):
         out.append(
             f"warning: sampler {sampler!r} learns from completed trials only, and the "
-            f"{scheduler} scheduler stops most trials early, so it learns from few (GP + ASHA "
-            "ended 2-3x above TPE + ASHA in the search-quality benchmark, docs/search.md); use "
-            f"sampler 'tpe' with {scheduler}, or {sampler!r} with the fifo scheduler"
+            f"{scheduler} scheduler stops most trials early, so it learns from few "
+            f"(docs/search.md); use algorithm 'mf-tpe' or sampler 'tpe' with {scheduler}, "
+            f"or {sampler!r} with the fifo scheduler"
         )
     if sampler == "cmaes":
         choices = [name for name, param in spec.space.items() if isinstance(param, ChoiceParam)]
         if choices:
             out.append(
                 f"warning: sampler 'cmaes' draws 'choice' parameters at random "
-                f"({', '.join(choices)}): CMA-ES models numeric parameters only (on an "
-                "all-choice space it ended at random search's level in the search-quality "
-                "benchmark, docs/search.md); use sampler 'tpe'"
+                f"({', '.join(choices)}): CMA-ES models numeric parameters only "
+                "(docs/search.md); use sampler 'tpe'"
             )
     return out
