@@ -17,6 +17,8 @@ _STORAGE = "ray.train._internal.storage"
 _CKPT = "ray.train._internal.checkpoint_manager"
 _META = "ray.tune.trainable.metadata"
 _SEARCHER = "ray.tune.search.searcher"
+_TRIAL = "ray.tune.experiment.trial"
+_SESSION = "ray.train._internal.session"
 _OPTUNA = "ray.tune.search.optuna.optuna_search"
 # ray.init's warning when called outside the main thread (interrupt.quiet_thread_notice)
 THREAD_NOTICE = "SIGTERM handler is not set because current thread"
@@ -331,6 +333,13 @@ def _schedulers_and_searchers() -> list[Target]:
             ("self", "trial", "status"),
             "paused_trials",
         ),
+        # continued_trials.py: a restored trial's earned rungs decided before it continues
+        *_fields(_TRIAL, "Trial", "latest_checkpoint_result", "continued_trials"),
+        *_fields(_SESSION, "_TrainingResult", "checkpoint metrics", "continued_trials"),
+        Target(
+            _TRIAL, "Trial.update_last_result", "callable", ("self", "result"), "continued_trials"
+        ),
+        Target(_TC, "TuneController.stop_trial", "callable", ("self", "trial"), "continued_trials"),
         *_fields(_SEARCHER, "Searcher", "_metric _mode", "searcher_state", BOTH),
         *_fields(
             _OPTUNA,

@@ -13,10 +13,14 @@ and, before the scheduler makes its first decision, gives it the calls the
 uninterrupted controller made: each trial added in creation order, a finished
 trial's recorded rows as results (rows past the stop rule skip the scheduler, as
 Ray's controller does) and then its end (complete or error). A trial that
-continues (from a checkpoint, or from its start) has its recorded rows before the
-iteration it continues at given when its first new result arrives, so every
-iteration reaches the scheduler once. The scheduler asks a small stand-in for the
-controller during that replay: the restored trials, and nothing it could change.
+continues from a checkpoint has its rows up to that checkpoint given in that
+replay too, so each rung it had reached is decided as in the uninterrupted run: a
+trial the scheduler stops there is ended as stopped before it runs again
+(``_raycompat/continued_trials.py``), one it keeps goes on. Recorded rows past its
+checkpoint, which it reports again, are not given; any row before the iteration it
+continues at that was not given yet is given when its first new result arrives, so
+every iteration reaches the scheduler once. The scheduler asks a small stand-in for
+the controller during that replay: the restored trials, and nothing it could change.
 
 The asynchronous schedulers (ASHA, the median rule) decide from results alone,
 so their state is rebuilt exactly when the trials ran one at a time. Synchronous
@@ -35,6 +39,7 @@ from typing import Any
 from ray.tune.experiment import Trial
 from ray.tune.schedulers import HyperBandScheduler, TrialScheduler
 
+from raysweep._raycompat.continued_trials import checkpoint_iteration, stop_in_controller
 from raysweep._raycompat.paused_trials import pause_in_controller
 from raysweep.schedulers.hyperband_replay import SimulatedController, replay_hyperband
 
@@ -84,6 +89,7 @@ class RestoringScheduler(TrialScheduler):
         self._time_attr, self._stop_at = time_attr, stop_at
         self._restored: dict[str, Trial] = {}
         self._held: dict[str, tuple[dict[str, Any], ...]] = {}
+        self._given: dict[str, int] = {}  # a continuing trial: the last iteration replayed
         self._replayed = False
 
     # -- the history ------------------------------------------------------------------
@@ -110,7 +116,24 @@ class RestoringScheduler(TrialScheduler):
                 self._give(stand_in, trial, rows)
                 self.inner.on_trial_error(stand_in, trial)
             elif rows:
-                self._held[trial.trial_id] = rows
+                self._earned(tune_controller, stand_in, trial, rows)
+
+    def _earned(
+        self, controller: Any, stand_in: Any, trial: Trial, rows: Sequence[dict[str, Any]]
+    ) -> None:
+        """A continuing trial's rows up to its checkpoint, each decided as when reported."""
+        upto = checkpoint_iteration(trial, self._time_attr)
+        for row in rows:
+            at = int(row.get(self._time_attr, 0))
+            if at > upto:
+                break
+            self._given[trial.trial_id] = at
+            if self._skipped(row):
+                continue
+            if self.inner.on_trial_result(stand_in, trial, dict(row)) == TrialScheduler.STOP:
+                stop_in_controller(controller, trial, dict(row), self._time_attr)
+                return
+        self._held[trial.trial_id] = tuple(rows)
 
     def _skipped(self, row: dict[str, Any]) -> bool:
         """Whether Ray's stopper ended the trial at ``row``: its scheduler was not asked."""
@@ -125,8 +148,9 @@ class RestoringScheduler(TrialScheduler):
         """A continuing trial's first new result: first its recorded rows before it."""
         rows = self._held.pop(trial.trial_id, None)
         if rows:
-            at = int(result.get(self._time_attr, 0))
-            self._give(controller, trial, [r for r in rows if int(r.get(self._time_attr, 0)) < at])
+            at, given = int(result.get(self._time_attr, 0)), self._given.pop(trial.trial_id, 0)
+            due = [r for r in rows if given < int(r.get(self._time_attr, 0)) < at]
+            self._give(controller, trial, due)
 
     # -- TrialScheduler ---------------------------------------------------------------
     @property
