@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import LoopbackCluster, submit_ray_job
+from e2e_helpers import INHERITED_RAY, LoopbackCluster, submit_ray_job
 
 from raysweep.rundir import RunDir
 
@@ -45,7 +45,9 @@ TRAINABLE = textwrap.dedent(
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "PYTHONPATH")}
+    # none of the token mode an in-process ray.init of this session set: the test cluster
+    # does not inherit it either (LoopbackCluster)
+    env = {k: v for k, v in os.environ.items() if k not in (*INHERITED_RAY, "PYTHONPATH")}
     env.update(RAY_USAGE_STATS_ENABLED="0", PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}")
     env.update(extra)
     # this tree's raysweep first, then the user's code the test puts on the path
