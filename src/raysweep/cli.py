@@ -14,7 +14,7 @@ from raysweep.cli_export import add_export_commands
 from raysweep.cli_flags import add_cluster_flags, add_dashboard_flags
 from raysweep.cli_legacy import add_legacy_commands
 from raysweep.cli_nightly import add_nightly_commands
-from raysweep.errors import ConfigError, SweepError
+from raysweep.errors import INTERRUPTED, ConfigError, SweepError
 
 if TYPE_CHECKING:
     from raysweep.api import RunOptions
@@ -345,7 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return INTERRUPTED
     except BrokenPipeError:  # the reader went away (sweep status RUN | head -3)
         _drop_stdout()
         return CLOSED_PIPE

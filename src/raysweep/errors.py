@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+INTERRUPTED = 130  # the exit code of a command Ctrl-C or SIGTERM ended (a run can be resumed)
+
 
 class SweepError(Exception):
     """Base class of every raysweep error; exit code 1 unless a subclass says otherwise."""
@@ -55,12 +57,6 @@ class SweepFailed(SweepError):
     """The sweep ran but no trial succeeded."""
 
     exit_code = 1
-
-
-class SweepInterrupted(SweepError):
-    """The sweep was interrupted (Ctrl-C / SIGTERM); it can be resumed."""
-
-    exit_code = 130
 
 
 class MetricNotReported(SweepFailed):

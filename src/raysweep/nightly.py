@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from raysweep.errors import ConfigError, GPUError
+from raysweep.errors import INTERRUPTED, ConfigError, GPUError
 from raysweep.history import (
     NIGHTLY_PREFIX,
     append_night,
@@ -40,7 +40,6 @@ from raysweep.rundir import RunDir
 
 UNFINISHED = ("running", "crashed", "interrupted")
 LOG_TAIL_LINES = 50
-INTERRUPTED = 130
 
 
 def pending_run(log_dir: Path) -> RunDir | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
+from raysweep.errors import INTERRUPTED
 from raysweep.report.records import SweepResult
 from raysweep.run.lock import RunLock
 from raysweep.run.signals import GracefulStop
@@ -20,8 +21,6 @@ if TYPE_CHECKING:
     from raysweep.config.schema import SweepSpec
     from raysweep.gpu.allocation import GPUPlan
     from raysweep.search.points import WarmStart
-
-INTERRUPTED = 130
 
 
 def drive_locked(
