@@ -148,8 +148,7 @@ RECIPES: dict[str, Recipe] = {
     "tpe strict window 4": _optuna(strict="window"),
     "tpe strict window 2": _optuna(strict="window", size=2),
     "tpe + asha": _optuna(mf=True, scale=6),
-    # strict mode refuses ASHA today (its rung decisions follow the order results arrive):
-    # the placeholder of the strict default, reported as refused until strict mode takes it
+    # TPE + ASHA in strict mode's window (its rungs settled by trial index)
     "tpe + asha strict": _optuna(mf=True, scale=6, strict="window"),
     "tpe univariate + asha (before)": _optuna({"multivariate": False}, mf=True, scale=6),
     "random + hyperband": _hyperband,
