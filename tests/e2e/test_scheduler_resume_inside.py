@@ -7,10 +7,12 @@ A trial that continues from a checkpoint reports the iteration after it first; t
 resume gives the scheduler its recorded rows up to that checkpoint before it runs
 again (schedulers/restore.py), so a rung it had reached is decided there. One slot
 for ASHA and the median rule (their decisions are then a function of the seed), two
-slots in strict mode for ASHA (its rungs settled by trial index). The local engine
-runs an unfinished trial again from its first iteration (local/replay.py), so no
-kill inside a trial can skip a decision there; tests/e2e/test_scheduler_resume.py
-covers its kills.
+slots in strict mode for ASHA (its rungs settled by trial index), and Hyperband with
+its whole bracket admitted (a bracket halves on the results at its rung, whatever
+their order), killed right after the rung reports of trials the halving stops. The
+local engine runs an unfinished trial again from its first iteration
+(local/replay.py), so no kill inside a trial can skip a decision there;
+tests/e2e/test_scheduler_resume.py covers its kills.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ pytestmark = pytest.mark.slow
 Outcome = dict[int, tuple[str, int, float]]
 ASHA: dict[str, Any] = {"type": "asha", "max_t": 9, "grace_period": 1, "reduction_factor": 3}
 MEDIAN: dict[str, Any] = {"type": "median", "grace_period": 2, "min_samples_required": 2}
+HYPERBAND: dict[str, Any] = {"type": "hyperband", "max_t": 9, "reduction_factor": 3}
+HYPERBAND_KILLS = ((5, 3), (7, 3))
 # name -> (scheduler, slots, checkpoint frequency, strict, kills: (trial index, its report
 # count when killed)). ASHA's rungs are at iterations 1, 3 and 9; the median rule decides
 # from iteration 2. Each kill lands on a trial the uninterrupted sweep decides there.
@@ -40,6 +44,9 @@ SCENARIOS: dict[str, tuple[dict[str, Any], int, int, bool, tuple[tuple[int, int]
     # report (and checkpoint) it is stopped at
     "median": (MEDIAN, 1, 2, False, ((3, 3), (5, 2))),
     "asha-strict-2": (ASHA, 2, 1, True, ((4, 1), (6, 3))),
+    # Hyperband's largest bracket admitted at once (9 trials, 2 running at a time): killed
+    # right after the rung reports of trials its bracket stops there
+    "hyperband": (HYPERBAND, 9, 1, False, HYPERBAND_KILLS),
 }
 
 
@@ -51,6 +58,8 @@ def sweep_config(path: Path, name: str) -> Path:
     extra: dict[str, Any] = {}
     if strict:
         extra["reproducibility"] = {"strict": True, "batch_size": slots}
+    if scheduler is HYPERBAND:  # a bracket halves on its rung, whatever the order: 2 at once
+        extra["resources"] = {"cpus_per_trial": 1}
     return crash_config(
         path,
         name=name,
@@ -149,7 +158,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Any:
     settle(outcomes)
 
 
-@pytest.mark.timeout(1200)  # the fixture runs six sweeps and four resumes, on 2 cores
+@pytest.mark.timeout(1200)  # the fixture runs eight sweeps and eight resumes, on 2 cores
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_a_kill_inside_a_trial_loses_no_decision_it_had_earned(runs: Any, name: str) -> None:
     whole = runs[name, "whole"].result()

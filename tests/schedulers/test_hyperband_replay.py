@@ -43,15 +43,15 @@ def killed_experiment() -> tuple[TrialScheduler, list[Trial], dict[str, list[dic
 
 def test_the_trials_waiting_at_their_rung_are_returned_and_statuses_put_back() -> None:
     scheduler, trials, history = killed_experiment()
-    waiting = replay_hyperband(scheduler, trials, history, lambda row: False)
-    assert waiting == trials[3:7]
+    replayed = replay_hyperband(scheduler, trials, history, lambda row: False)
+    assert replayed.waiting == trials[3:7] and replayed.stopped == []
     assert [t.status for t in trials] == [Trial.TERMINATED] * 3 + [Trial.PENDING] * 6
     assert not any(released(scheduler, t) for t in trials[3:])
 
 
 def test_the_bracket_halves_as_the_uninterrupted_one_when_the_last_trial_arrives() -> None:
     scheduler, trials, history = killed_experiment()
-    for trial in replay_hyperband(scheduler, trials, history, lambda row: False):
+    for trial in replay_hyperband(scheduler, trials, history, lambda row: False).waiting:
         trial.status = Trial.PAUSED  # what the driver does in Ray's controller
     controller: Any = SimulatedController(scheduler, trials)
     trials[7].status = Trial.RUNNING
@@ -68,7 +68,21 @@ def test_the_bracket_halves_as_the_uninterrupted_one_when_the_last_trial_arrives
 
 def test_rows_past_the_stop_rule_are_not_given() -> None:
     scheduler, trials, history = killed_experiment()
-    waiting = replay_hyperband(
+    replayed = replay_hyperband(
         scheduler, trials, history, lambda row: row["training_iteration"] >= 3
     )
-    assert waiting == []  # no trial reached its rung as far as Hyperband knows
+    assert replayed.waiting == []  # no trial reached its rung as far as Hyperband knows
+
+
+def test_a_trial_killed_after_the_report_that_halved_its_bracket_is_returned_stopped() -> None:
+    """Trial 7 reached the rung (its 3rd row, its checkpoint) and was killed before Ray's
+    snapshot said it stopped: the replay halves the bracket as the live run did, and
+    hands back the trials it stopped that Ray's restore would run again."""
+    scheduler, trials, history = killed_experiment()
+    history[trials[7].trial_id] = rows(7, 3)
+    replayed = replay_hyperband(scheduler, trials, history, lambda row: False)
+    stopped = {t.trial_id: row["training_iteration"] for t, row in replayed.stopped}
+    # 5.0, 4.0 and 3.0 are halved away at the rung; 1.0 and 2.0 go on
+    assert stopped == {trials[i].trial_id: 3 for i in (3, 5, 7)}
+    assert replayed.waiting == []  # the survivors are released, not waiting
+    assert [t.status for t in trials[3:]] == [Trial.PENDING] * 6  # statuses put back

@@ -21,6 +21,7 @@ pause in Ray's controller too.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ray.tune.experiment import Trial
@@ -56,14 +57,24 @@ class SimulatedController:
         trial.status = Trial.TERMINATED
 
 
+@dataclass
+class Replayed:
+    """What the replay leaves to do in Ray's controller."""
+
+    waiting: list[Trial] = field(default_factory=list)  # paused at a rung for their bracket
+    # unfinished in the killed experiment, stopped by the replay: each with its last row
+    stopped: list[tuple[Trial, dict[str, Any]]] = field(default_factory=list)
+
+
 def replay_hyperband(
     scheduler: TrialScheduler,
     trials: Sequence[Trial],
     rows: Mapping[str, Rows],
     skip: Callable[[dict[str, Any]], bool],
-) -> list[Trial]:
-    """Give ``scheduler`` the history of ``trials`` (creation order); return those left waiting.
+) -> Replayed:
+    """Give ``scheduler`` the history of ``trials`` (creation order); what is left to do.
 
+    ``rows``: each trial's rows to replay (a continuing trial's up to its checkpoint).
     ``skip``: rows the scheduler was never asked about (past the stop rule).
     """
     real = {t.trial_id: t.status for t in trials}
@@ -89,13 +100,15 @@ def replay_hyperband(
                 else:
                     scheduler.on_trial_complete(stand_in, trial, dict(trial.last_result or {}))
                 trial.status = real[trial.trial_id]
-        return [
-            t
-            for t in trials
-            if t.status == Trial.PAUSED
-            and real[t.trial_id] not in TERMINAL
-            and not released(scheduler, t)
-        ]
+        unfinished = [t for t in trials if real[t.trial_id] not in TERMINAL]
+        return Replayed(
+            [t for t in unfinished if t.status == Trial.PAUSED and not released(scheduler, t)],
+            [
+                (t, dict(rows[t.trial_id][fed[t.trial_id] - 1]))
+                for t in unfinished
+                if t.status == Trial.TERMINATED and fed[t.trial_id]
+            ],
+        )
     finally:
         for trial in trials:
             trial.status = real[trial.trial_id]

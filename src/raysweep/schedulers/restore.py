@@ -90,6 +90,7 @@ class RestoringScheduler(TrialScheduler):
         self._restored: dict[str, Trial] = {}
         self._held: dict[str, tuple[dict[str, Any], ...]] = {}
         self._given: dict[str, int] = {}  # a continuing trial: the last iteration replayed
+        self._ended: set[str] = set()  # continuing trials Hyperband's replay stopped
         self._replayed = False
 
     # -- the history ------------------------------------------------------------------
@@ -99,9 +100,13 @@ class RestoringScheduler(TrialScheduler):
         self._replayed = True
         trials = [self._restored[i] for i in self._order if i in self._restored]
         if isinstance(self.inner, HyperBandScheduler):
-            history = {i: r.rows for i, r in self._recorded.items()}
-            for waiting in replay_hyperband(self.inner, trials, history, self._skipped):
+            history = {t.trial_id: self._earned_rows(t) for t in trials}
+            replayed = replay_hyperband(self.inner, trials, history, self._skipped)
+            for waiting in replayed.waiting:
                 pause_in_controller(tune_controller, waiting)
+            for trial, row in replayed.stopped:  # ended by its bracket: ended in Ray's too
+                self._ended.add(trial.trial_id)
+                stop_in_controller(tune_controller, trial, row, self._time_attr)
             return
         # Ray types the argument as its TuneController; the stand-in has what they read.
         stand_in: Any = SimulatedController(self.inner, trials)
@@ -134,6 +139,15 @@ class RestoringScheduler(TrialScheduler):
                 stop_in_controller(controller, trial, dict(row), self._time_attr)
                 return
         self._held[trial.trial_id] = tuple(rows)
+
+    def _earned_rows(self, trial: Trial) -> tuple[dict[str, Any], ...]:
+        """``trial``'s recorded rows, up to its checkpoint if it continues (it reports the
+        rows after that again)."""
+        rows = self._recorded[trial.trial_id].rows
+        if trial.status in (Trial.TERMINATED, Trial.ERROR):
+            return rows
+        upto = checkpoint_iteration(trial, self._time_attr)
+        return tuple(r for r in rows if int(r.get(self._time_attr, 0)) <= upto)
 
     def _skipped(self, row: dict[str, Any]) -> bool:
         """Whether Ray's stopper ended the trial at ``row``: its scheduler was not asked."""
@@ -184,12 +198,14 @@ class RestoringScheduler(TrialScheduler):
     def on_trial_complete(self, tune_controller: Any, trial: Trial, result: dict[str, Any]) -> None:
         self._replay(tune_controller)
         self._continue(tune_controller, trial, result)
-        self.inner.on_trial_complete(tune_controller, trial, result)
+        if trial.trial_id not in self._ended:  # Hyperband's replay has ended it already
+            self.inner.on_trial_complete(tune_controller, trial, result)
 
     def on_trial_remove(self, tune_controller: Any, trial: Trial) -> None:
         self._replay(tune_controller)
         self._held.pop(trial.trial_id, None)
-        self.inner.on_trial_remove(tune_controller, trial)
+        if trial.trial_id not in self._ended:
+            self.inner.on_trial_remove(tune_controller, trial)
 
     def choose_trial_to_run(self, tune_controller: Any) -> Trial | None:
         self._replay(tune_controller)
