@@ -127,12 +127,8 @@ class RestoringScheduler(TrialScheduler):
         self, controller: Any, stand_in: Any, trial: Trial, rows: Sequence[dict[str, Any]]
     ) -> None:
         """A continuing trial's rows up to its checkpoint, each decided as when reported."""
-        upto = checkpoint_iteration(trial, self._time_attr)
-        for row in rows:
-            at = int(row.get(self._time_attr, 0))
-            if at > upto:
-                break
-            self._given[trial.trial_id] = at
+        for row in self._earned_rows(trial):
+            self._given[trial.trial_id] = int(row.get(self._time_attr, 0))
             if self._skipped(row):
                 continue
             if self.inner.on_trial_result(stand_in, trial, dict(row)) == TrialScheduler.STOP:
