@@ -38,7 +38,7 @@ from benchmarks.harness.common import REPO, RESULTS_DIR, bench_result, load_resu
 from benchmarks.harness.launch import Launch, launch_sweep, workdir
 from benchmarks.harness.protocol import POINTS, STRICT_BOUND, score, strict_target, targets
 from benchmarks.harness.quality_section import problem_lines, ratio_table
-from benchmarks.harness.regret import markdown_table, plot, table
+from benchmarks.harness.regret import final, markdown_table, plot, table
 from benchmarks.workloads.search_quality_peers import peer_runs_on
 from benchmarks.workloads.search_quality_problems import PROBLEMS, cannot_run, full_evals
 from benchmarks.workloads.search_quality_recipes import (
@@ -118,13 +118,19 @@ def run_recipe(
 
 def run_problem(problem: str, seeds: list[int], n: int, recipes: Sequence[str] | None,
                 peers: Sequence[str], python: Path | None, reuse: bool, results_dir: Path,
-                png: Path, launches: list[Launch]) -> dict[str, Any]:  # fmt: skip
-    """Every optimizer x seed on one problem, scored: the problem's block of the result."""
+                png: Path, launches: list[Launch],
+                recorded_only: bool = False) -> dict[str, Any]:  # fmt: skip
+    """Every optimizer x seed on one problem, scored: the problem's block of the result.
+
+    ``recorded_only``: score the recorded runs, launch none (a seed without a record is
+    left out, and the block's notes say how many).
+    """
     spec, notes = PROBLEMS[problem], []
+    unrecorded: dict[str, int] = {}
     budget = n * spec.max_fidelity
     scored = scored_on(problem)
     names = [r for r in (scored if recipes is None else recipes) if runs_on(r, problem)]
-    if python is None and peers:
+    if python is None and peers and not recorded_only:
         notes.append(f"{problem}: peers not run: no peers' environment ({PEERS_PYTHON_ENV} or "
                      ".venv-peers)")  # fmt: skip
     records: dict[str, dict[int, dict[str, Any]]] = {}
@@ -132,32 +138,42 @@ def run_problem(problem: str, seeds: list[int], n: int, recipes: Sequence[str] |
         log(f"{NAME}: {problem} seed {seed}")
         for recipe in names:
             name = f"raysweep: {recipe}"
-            got = _cached(reuse, results_dir, problem, name, seed, n)
+            got = _cached(reuse or recorded_only, results_dir, problem, name, seed, n)
+            if got is None and recorded_only:
+                unrecorded[name] = unrecorded.get(name, 0) + 1
+                continue
             if got is None:
                 got, launch = run_recipe(recipe, problem, seed, n)
                 launches += [launch] if launch else []
             _keep(records, name, got, notes, results_dir, problem, seed, n)
-        for peer in peers if python else ():
+        for peer in peers if python or recorded_only else ():
             if peer_runs_on(peer, spec):
                 name = f"peer: {peer}"
-                got = _cached(reuse, results_dir, problem, name, seed, n)
+                got = _cached(reuse or recorded_only, results_dir, problem, name, seed, n)
+                if got is None and recorded_only:
+                    unrecorded[name] = unrecorded.get(name, 0) + 1
+                    continue
                 if got is None:
                     got = run_peer(python, problem, peer, seed, budget)  # type: ignore[arg-type]
                 _keep(records, name, got, notes, results_dir, problem, seed, n)
+    notes += [f"{problem} {name}: {k} of {len(seeds)} seeds not recorded, scored without them "
+              "(--recorded-only)" for name, k in unrecorded.items()]  # fmt: skip
     runs = {k: {s: rebased(r, spec) for s, r in v.items()} for k, v in records.items()}
     plot(problem, runs, budget, png)
     default = runs.get(f"raysweep: {scored[0]}", {})
+    rows = table(runs, budget, POINTS)
     cells = score(default, {k: v for k, v in runs.items() if k.startswith("peer: ")}, budget)
     block: dict[str, Any] = {"seeds": seeds, "full_evals": n, "fidelity_steps": spec.max_fidelity,
                              "default": scored[0], "cells": cells, "notes": notes,
-                             "table": markdown_table(table(runs, budget, POINTS), POINTS),
+                             "table": markdown_table(rows, POINTS), "final": final(rows),
                              "ratio_table": ratio_table(cells), "targets": []}  # fmt: skip
     strict = runs.get(f"raysweep: {DEFAULT_STRICT}")
     if strict and default:
         use = [r.get("slot_use") for r in records[f"raysweep: {DEFAULT_STRICT}"].values()]
         kept = sorted(u for u in use if u is not None)
         median = kept[len(kept) // 2] if kept else None
-        block["targets"].append(strict_target(problem, strict, default, budget, median))
+        block["targets"].append(strict_target(problem, strict, default, budget, median,
+                                              len(seeds)))  # fmt: skip
     elif DEFAULT_STRICT in names:  # a target row all the same: not measured, and why
         why = next((n.split(": not run ")[-1] for n in notes if DEFAULT_STRICT in n), "no runs")
         block["targets"].append(target(f"{problem}: strict default / default median regret at "
@@ -169,12 +185,14 @@ def run_problem(problem: str, seeds: list[int], n: int, recipes: Sequence[str] |
 def run(quick: bool = False, repeats: int | None = None, trials: int | None = None,
         problems: Sequence[str] | None = None, recipes: Sequence[str] | None = None,
         peers: Sequence[str] | None = None, reuse: bool = False,
-        results_dir: Path = RESULTS_DIR) -> dict[str, Any]:  # fmt: skip
+        results_dir: Path = RESULTS_DIR,
+        recorded_only: bool = False) -> dict[str, Any]:  # fmt: skip
     """Every problem x optimizer x seed, scored by the protocol.
 
     ``recipes`` None: the scored recipes of each problem; named: those (studies too).
     ``reuse``: take a (problem, optimizer, seed, budget) run recorded by an earlier
-    invocation under ``results_dir`` instead of running it again.
+    invocation under ``results_dir`` instead of running it again; ``recorded_only``:
+    launch nothing, score the recorded runs.
     """
     full = trials or (QUICK_TRIALS if quick else FULL_TRIALS)
     problems = problems or (QUICK_PROBLEMS if quick else tuple(PROBLEMS))
@@ -196,24 +214,22 @@ def run(quick: bool = False, repeats: int | None = None, trials: int | None = No
         n = full if trials or quick else full_evals(PROBLEMS[problem], full)
         png = results_dir / f"{NAME}{'.quick' if quick else ''}-{problem}.png"
         blocks[problem] = run_problem(problem, seeds, n, recipes, peers, python, reuse,
-                                      results_dir, png, launches)  # fmt: skip
+                                      results_dir, png, launches, recorded_only)  # fmt: skip
     ran = list(blocks)
     missing = [p for p in (QUICK_PROBLEMS if quick else PROBLEMS) if p not in blocks]
     earlier = None if quick or not missing else earlier_result(results_dir)
     carried = carry_over(earlier, missing, trials, repeats, blocks, notes)
+    unscored = [p for p in missing if p not in carried]
+    notes += [f"{p}: not scored yet (not run here, and no earlier result with the protocol's "
+              "seeds and budget holds it)" for p in unscored]  # fmt: skip
     result = bench_result(TITLE, {"problems": list(blocks), "budget_full_evals": full,
                                   "slots": SLOTS, "points": list(POINTS)}, {},
-                          protocol_targets(blocks), launches, notes=notes)  # fmt: skip
+                          protocol_targets(blocks, unscored), launches, notes=notes)  # fmt: skip
     result["problems"] = {p: blocks[p] for p in PROBLEMS if p in blocks}
     result["problems_run"] = ran
     result["section_lines"] = problem_lines(result["problems"], quick)
     fewer = [x for x in PEERS if x not in peers] if not quick else []
     partial = []
-    if [p for p in missing if p not in carried]:
-        partial.append(
-            f"problems {[p for p in missing if p not in carried]} were not run, and "
-            "no earlier result here with the same seeds and budget holds them"
-        )
     if fewer or (recipes is not None and not quick):
         partial.append(
             f"{fewer or 'the scored recipes'} were left out or others named: "
@@ -236,11 +252,15 @@ def rebased(record: Record, problem: Any) -> list[list[Any]]:
             for obs in record["observations"]]  # fmt: skip
 
 
-def protocol_targets(blocks: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """The protocol's targets of every problem shown (run now or carried over)."""
+def protocol_targets(blocks: dict[str, dict[str, Any]],
+                     unscored: Sequence[str] = ()) -> list[dict[str, Any]]:  # fmt: skip
+    """The protocol's targets of every problem shown (run now or carried over), and a
+    row "not measured" for each problem not scored yet."""
     cells = {p: b["cells"] for p, b in blocks.items() if b["cells"]}
     fidelity = {p: b["fidelity_steps"] > 1 for p, b in blocks.items()}
     out = targets(cells, fidelity)
+    out += [target(f"{p}: the default / best peer at each budget point (not scored yet)",
+                   None, "<=", 1.0) for p in unscored]  # fmt: skip
     for b in blocks.values():
         out += [{"taken": b["taken"], **t} if b.get("taken") else t for t in b["targets"]]
     return out
@@ -351,6 +371,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--peers", default=None, help=f"comma-separated subset of {list(PEERS)} (empty: none)"
     )
     p.add_argument("--reuse", action="store_true", help="reuse runs recorded by earlier calls")
+    p.add_argument("--recorded-only", action="store_true",
+                   help="launch nothing: score the runs recorded by earlier calls (a seed "
+                   "without a record is left out, and the notes say so)")  # fmt: skip
     args = p.parse_args(argv)
     chosen = {k: [x for x in (getattr(args, k) or "").split(",") if x]
               for k in ("problems", "recipes", "peers")}  # fmt: skip
@@ -361,10 +384,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     extra = [f"--{k}={v}" for k in ("problems", "recipes", "peers")
              if (v := getattr(args, k)) is not None]  # fmt: skip
     extra += ["--reuse"] if args.reuse else []
+    extra += ["--recorded-only"] if args.recorded_only else []
     func = functools.partial(run, problems=chosen["problems"] or None,
                              recipes=None if args.recipes is None else chosen["recipes"],
                              peers=None if args.peers is None else chosen["peers"],
-                             reuse=args.reuse, results_dir=args.results_dir)  # fmt: skip
+                             reuse=args.reuse, results_dir=args.results_dir,
+                             recorded_only=args.recorded_only)  # fmt: skip
     return run_and_report(NAME, func, args, extra)
 
 

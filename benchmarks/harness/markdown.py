@@ -83,17 +83,6 @@ def _variant_table(variants: dict[str, dict[str, Any]]) -> list[str]:
     return lines
 
 
-def _targets(targets: list[dict[str, Any]]) -> list[str]:
-    if not targets:
-        return []
-    lines = ["| target | measured (median) | goal | met |", "|---|---|---|---|"]
-    for t in targets:
-        value = "—" if t["value"] is None else f"{t['value']:.3g}{t['unit']}"
-        met = {True: "yes", False: "**no**", None: "not measured"}[t["met"]]
-        lines.append(f"| {t['name']} | {value} | {t['op']} {t['bound']:g}{t['unit']} | {met} |")
-    return lines
-
-
 def header_line(result: dict[str, Any]) -> str:
     """One line: when, where, with what, and the command that reproduces it."""
     m, v = result.get("machine", {}), result.get("versions", {})
@@ -122,13 +111,11 @@ def render_section(result: dict[str, Any]) -> str:
     if table:
         lines += [*table, ""]
     figures = result.get("figures") or {}
-    if figures:
-        for key, summary in figures.items():
-            lines.append(f"- {key.replace('_', ' ')}: {fmt_summary(summary, '.3g')}")
-        lines.append("")
-    targets = _targets(result.get("targets") or [])
-    if targets:
-        lines += [*targets, ""]
+    if figures:  # one line: the ratios the targets read, median (min-max) over repeats
+        ratios = [f"{key.replace('_', ' ')} {fmt_summary(summary, '.3g')}"
+                  for key, summary in figures.items()]  # fmt: skip
+        lines += ["Ratios: " + "; ".join(ratios) + ".", ""]
+    # the targets are in the table at the top of the file ("Targets"), not repeated here
     for note in result.get("notes") or []:
         lines.append(f"> {note}")
     if result.get("notes"):

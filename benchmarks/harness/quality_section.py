@@ -2,7 +2,8 @@
 
 Each problem: its per-budget ratio table (the best peer at each point, the medians, the
 ratio, the Wilcoxon p, the seeds raysweep is lower / equal / higher), every optimizer's
-regret table, and a link to its curves; the targets and notes follow (harness/markdown.py).
+median at the whole budget in one line, and a link to its curves; every optimizer's table
+of quartiles stays in the kept JSON. The targets and notes follow (harness/markdown.py).
 """
 
 from __future__ import annotations
@@ -44,11 +45,15 @@ def problem_lines(problems: Mapping[str, Mapping[str, Any]], quick: bool) -> lis
                   f"steps each; scored default `{block['default']}`{taken}):", ""]  # fmt: skip
         if block["cells"]:
             lines += [*block["ratio_table"], ""]
-        lines += ["Regret of the configuration returned, median [Q1, Q3] over seeds:", ""]
-        lines += [*block["table"], ""]
+        if block.get("final"):
+            medians = sorted(block["final"].items(), key=lambda kv: (kv[1] is None, kv[1]))
+            lines += ["Median regret at 100%, every optimizer: " + "; ".join(
+                f"{k.split(': ', 1)[-1]} {'—' if v is None else format(v, '.3g')}"
+                for k, v in medians) + ".", ""]  # fmt: skip
         if not quick:
             name = f"search_quality-{problem}.png"
-            lines += [f"Curves: [figures/{name}](figures/{name})", ""]
+            lines += [f"Curves (every optimizer's median and quartiles): "
+                      f"[figures/{name}](figures/{name})", ""]  # fmt: skip
         lines += [f"> {note}" for note in block["notes"]]
         lines += [""] if block["notes"] else []
     return lines

@@ -87,6 +87,11 @@ def markdown_table(rows: Mapping[str, Mapping[str, Any]], points: Sequence[float
     return lines
 
 
+def final(rows: Mapping[str, Mapping[str, Any]]) -> dict[str, float | None]:
+    """Each optimizer's median regret at the whole budget, from :func:`table`'s rows."""
+    return {name: row["regret_100pct"]["median"] for name, row in rows.items()}
+
+
 def plot(problem: str, runs: Mapping[str, Mapping[int, Run]], budget: float, path: Path) -> None:
     """Median regret of what each optimizer returns (IQR shaded) against the budget spent."""
     import matplotlib

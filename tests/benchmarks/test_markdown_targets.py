@@ -27,3 +27,16 @@ def test_rows_of_other_benchmarks_stay_and_a_rerun_replaces_its_rows_in_place(
     assert "| 5x |" in rows[0] and "d3" in rows[0]  # replaced where it was
     assert "| 3x |" in rows[1] and "| 4x |" in rows[2]
     assert text.count("<!-- bench:targets:start -->") == 1 and "text" in text
+
+
+def test_a_section_states_its_ratios_in_one_line_and_its_targets_only_in_the_table() -> None:
+    from benchmarks.harness.markdown import EN_DASH, render_section
+
+    figures = {"fit_ratio": {"median": 2.0, "min": 1.5, "max": 2.5, "n": 3},
+               "process_ratio": {"median": 1.2, "min": 1.1, "max": 1.3, "n": 3}}  # fmt: skip
+    result = {**_result("Alpha", 2.0, "d1"), "command": "python -m benchmarks.alpha",
+              "figures": figures}  # fmt: skip
+    section = render_section(result).replace(EN_DASH, "-")
+    assert "Ratios: fit ratio 2 (1.5-2.5); process ratio 1.2 (1.1-1.3)." in section
+    assert "| target |" not in section and "speed" not in section  # in the Targets table
+    assert "Reproduce: `python -m benchmarks.alpha`" in section

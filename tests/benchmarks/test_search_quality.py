@@ -293,3 +293,38 @@ def test_a_run_recorded_before_the_reference_search_is_measured_from_todays() ->
     same = {"observations": obs, "reference": lgbm.reference}  # type: ignore[attr-defined]
     assert rebased(same, lgbm) == obs
     assert rebased({"observations": obs}, PROBLEMS["mfh3"]) == obs  # no reference: as it is
+
+
+def test_recorded_only_scores_the_recorded_seeds_and_launches_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--recorded-only`` scores what earlier calls recorded: a seed without a record is
+    left out and counted in the notes, and the strict target on fewer paired seeds than
+    the protocol's is shown, not judged."""
+    import benchmarks.search_quality as sq
+
+    monkeypatch.setattr(sq, "KEPT", tmp_path / "nothing-kept.json")
+    monkeypatch.setattr(sq, "peers_python", lambda: None)  # no peers' environment needed
+    budget = sq.full_evals(PROBLEMS["mfh3"], sq.FULL_TRIALS) * PROBLEMS["mfh3"].max_fidelity
+
+    def record(regret: float) -> dict[str, object]:
+        steps = [budget * f for f in (0.1, 0.25, 0.5, 1.0)]
+        return {"observations": [[s, 0.0, 0.0, regret, 27, regret] for s in steps]}
+
+    n = sq.full_evals(PROBLEMS["mfh3"], sq.FULL_TRIALS)
+    for seed in (1, 2, 3):
+        sq._keep({}, f"raysweep: {DEFAULT_WITH_FIDELITY}", record(0.1 * seed), [], tmp_path,
+                 "mfh3", seed, n)  # fmt: skip
+        sq._keep({}, "peer: optuna-tpe-sha", record(0.2 * seed), [], tmp_path, "mfh3", seed, n)
+    sq._keep({}, f"raysweep: {DEFAULT_STRICT}", record(0.1), [], tmp_path, "mfh3", 1, n)
+    result = sq.run(problems=["mfh3"], repeats=3, peers=["optuna-tpe-sha"], recorded_only=True,
+                    results_dir=tmp_path)  # fmt: skip
+    assert result["runs"] == []  # nothing launched
+    cell = result["problems"]["mfh3"]["cells"]["100%"]
+    assert cell["seeds"] == 3 and cell["best_peer"] == "peer: optuna-tpe-sha"
+    assert cell["ratio"] == pytest.approx(0.5) and cell["lower"] == 3
+    notes = result["problems"]["mfh3"]["notes"]
+    assert f"mfh3 raysweep: {DEFAULT_STRICT}: 2 of 3 seeds not recorded" in " ".join(notes)
+    (strict,) = [t for t in result["targets"] if "strict default" in t["name"]]
+    assert strict["met"] is None and "1 of the protocol's 3 seeds, not judged" in strict["name"]
+    assert strict["value"] == pytest.approx(1.0)
