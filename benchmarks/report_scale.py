@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from raysweep.config.load import parse_spec
-from raysweep.report.records import SweepResult, TrialRecord
+from raysweep.results.records import SweepResult, TrialRecord
 from raysweep.rundir import Part, RunDir
 
 REPO = Path(__file__).resolve().parents[1]

@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 def build_run(path: Path, trials: int, live: bool) -> None:
     """A run directory of ``trials`` trials; ``live``: still running (events only)."""
     from raysweep.config.load import parse_spec
-    from raysweep.report.records import SweepResult, TrialRecord
+    from raysweep.results.records import SweepResult, TrialRecord
     from raysweep.rundir import Part, RunDir
 
     run = RunDir(path)

@@ -204,3 +204,22 @@ def test_nothing_outside_engine_selection_asks_which_engine_runs() -> None:
         for line in _execution_comparisons(path)
     ]
     assert offenders == []
+
+
+def test_the_run_directory_and_the_results_import_nothing_above_them() -> None:
+    """RunDir owns the run directory's files and results/ the records and formats it
+    writes: neither imports the layers that read or produce them (report, run, the
+    engines, the orchestrator)."""
+    graph = _graph()
+    below = (f"{PACKAGE}.rundir", f"{PACKAGE}.results")
+    above = (f"{PACKAGE}.report", f"{PACKAGE}.run", f"{PACKAGE}.engines", *ENGINE_PACKAGES,
+             *UPWARD, f"{PACKAGE}.nightly", f"{PACKAGE}.status", f"{PACKAGE}.views")  # fmt: skip
+    assert f"{PACKAGE}.results.records" in graph[f"{PACKAGE}.rundir"]  # the walk sees the edge
+    offenders = [
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        if _package_of(module, below)
+        for target in targets
+        if _package_of(target, above)
+    ]
+    assert offenders == []

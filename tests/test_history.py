@@ -30,7 +30,7 @@ from raysweep.history import (
     worse_pct,
 )
 from raysweep.nightly import NightInput, log_tail, pending_run, record_night, require_gpus, rotate
-from raysweep.report.records import SweepResult, TrialRecord
+from raysweep.results.records import SweepResult, TrialRecord
 from raysweep.rundir import RunDir
 
 DAY = 86400.0

@@ -11,7 +11,7 @@ import pytest
 from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
 from raysweep.errors import ResumeError, SweepError
-from raysweep.report.records import SweepResult, TrialRecord
+from raysweep.results.records import SweepResult, TrialRecord
 from raysweep.rundir import Part, RunDir, list_runs, read_jsonl
 
 SPEC = quadratic_sweep(

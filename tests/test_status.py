@@ -8,7 +8,7 @@ from pathlib import Path
 
 from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
-from raysweep.report.records import SweepResult, TrialRecord
+from raysweep.results.records import SweepResult, TrialRecord
 from raysweep.rundir import RunDir
 from raysweep.status import format_status, run_status
 

@@ -18,7 +18,7 @@ import pytest
 from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
 from raysweep.errors import ConfigError, ResumeError, SweepError
-from raysweep.report.records import SweepResult, TrialRecord
+from raysweep.results.records import SweepResult, TrialRecord
 from raysweep.rundir import Part, RunDir, list_runs
 from raysweep.staging import PLACEHOLDER, Publisher
 from raysweep.storage import (

@@ -4,7 +4,7 @@ Each report of each trial is one observation costing one fidelity step, in the o
 reports were made: ``[budget used, wall s, value, regret, fidelity, own regret]``
 (search_quality_clock.py has the peers' side). ``own regret`` is the regret of what
 ``sweep best`` returns once that report is in: the best trial under the sweep's
-``rank_by``, ranked by raysweep's own rule (``raysweep.report.ranking.rank_trials``):
+``rank_by``, ranked by raysweep's own rule (``raysweep.results.ranking.rank_trials``):
 ``"best"`` by each trial's best value so far, ``"last"`` by its last one, a trial cut
 short ranking after every trial that ran longer. A trial that has not ended by then
 counts as cut there ("stopped"): what ``sweep best`` returns had the sweep ended at
@@ -56,7 +56,7 @@ def observations(run_dir: Path, problem: Problem, popen_t: float) -> list[list[A
     the value is the best so far (else infinite); ``own regret``: ``sweep best``'s
     (module docstring).
     """
-    from raysweep.report.ranking import rank_trials
+    from raysweep.results.ranking import rank_trials
     from raysweep.rundir import ITER, RunDir
 
     run = RunDir(run_dir)

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from raysweep.api import RunOptions, rerun_trial, resume_sweep, run_sweep
     from raysweep.config.schema import SweepSpec
-    from raysweep.report.records import SweepResult, TrialRecord
     from raysweep.repro.seeds import dataloader_kwargs
+    from raysweep.results.records import SweepResult, TrialRecord
     from raysweep.rundir import RunDir
     from raysweep.trainables.context import trial_context, trial_seed
 
@@ -39,8 +39,8 @@ _WHERE = {
     "resume_sweep": "raysweep.api",
     "rerun_trial": "raysweep.api",
     "SweepSpec": "raysweep.config.schema",
-    "SweepResult": "raysweep.report.records",
-    "TrialRecord": "raysweep.report.records",
+    "SweepResult": "raysweep.results.records",
+    "TrialRecord": "raysweep.results.records",
     "dataloader_kwargs": "raysweep.repro.seeds",
     "RunDir": "raysweep.rundir",
     "trial_context": "raysweep.trainables.context",

@@ -71,7 +71,7 @@ def record_night(night: NightInput) -> tuple[dict[str, Any], dict[str, Any]]:
     The event is ``succeeded`` or ``regression`` for exit code 0, else ``failed``.
     A regression: the best value is worse than the previous successful night's by
     more than ``regression_pct`` percent, in the metric's direction; both values
-    are best_config.json's, ranked by the sweep's ``rank_by`` (report/ranking.py),
+    are best_config.json's, ranked by the sweep's ``rank_by`` (results/ranking.py),
     and nights ranked by different rules are not compared.
     """
     nights = read_history(night.log_dir)

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from raysweep._raycompat import experiment_state
 from raysweep.errors import ResumeError, SweepError
-from raysweep.report.export import best_config_json, results_csv
-from raysweep.report.records import SweepResult
+from raysweep.results.formats import best_config_json, results_csv
+from raysweep.results.records import SweepResult
 from raysweep.runplace import EVENTS, LOG, STATE, TRIAL_INFO, USAGE, RunPlace
 from raysweep.storage import FsStore, is_uri, local_path, open_location
 

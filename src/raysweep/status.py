@@ -16,8 +16,8 @@ from typing import Any
 
 from raysweep.engines.registry import trial_sources
 from raysweep.errors import SweepError
-from raysweep.report.ranking import rank_trials, rank_value
-from raysweep.report.records import NODE_LOST_EVENT, ended_status
+from raysweep.results.ranking import rank_trials, rank_value
+from raysweep.results.records import NODE_LOST_EVENT, ended_status
 from raysweep.rundir import RunDir
 
 ERRORS_SHOWN = 5
@@ -150,7 +150,7 @@ class _EndedTrial:
 def _best_of_events(
     events: list[dict[str, Any]], spec: Any, returned: set[str]
 ) -> dict[str, Any] | None:
-    """The best ended trial so far, by the sweep's ranking rule (report/ranking.py);
+    """The best ended trial so far, by the sweep's ranking rule (results/ranking.py);
     ``returned``: the trials that ran to their end (the others were stopped early)."""
     if spec is None:
         return None

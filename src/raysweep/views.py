@@ -13,8 +13,8 @@ from typing import IO, Any
 
 from raysweep.errors import ConfigError, SweepError
 from raysweep.jsonio import write_json_atomic
-from raysweep.report.export import best_config_json
-from raysweep.report.records import SweepResult, TrialRecord
+from raysweep.results.formats import best_config_json
+from raysweep.results.records import SweepResult, TrialRecord
 from raysweep.rundir import RunDir, list_runs, utc_now
 from raysweep.status import format_status, run_status
 

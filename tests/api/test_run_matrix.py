@@ -11,7 +11,7 @@ import pytest
 
 from factories import quadratic_sweep
 from raysweep import api
-from raysweep.report.records import SweepResult
+from raysweep.results.records import SweepResult
 from raysweep.rundir import RunDir
 
 Spaces = dict[str, dict[str, Any]]  # algorithm -> space, the quadratic_spaces fixture

@@ -12,7 +12,7 @@ from raysweep.config.legacy import convert, explain, read_template, strip_commen
 from raysweep.config.load import parse_spec
 from raysweep.errors import ConfigError
 from raysweep.report.legacy_export import legacy_export, legacy_ranking
-from raysweep.report.records import SweepResult, TrialRecord
+from raysweep.results.records import SweepResult, TrialRecord
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATE = REPO / "examples" / "legacy_template.jsonc"

@@ -11,7 +11,7 @@ import pytest
 
 from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
-from raysweep.report.records import SweepResult, TrialRecord
+from raysweep.results.records import SweepResult, TrialRecord
 from raysweep.rundir import Part, RunDir
 
 REPO = Path(__file__).resolve().parents[2]

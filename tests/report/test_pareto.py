@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from raysweep.report.pareto import front_json, mark_pareto, pareto_flags
-from raysweep.report.records import TrialRecord
+from raysweep.results.records import TrialRecord
 
 OBJECTIVES = [("sharpe", "max"), ("max_drawdown", "min")]
 

@@ -11,8 +11,8 @@ from optuna.trial import TrialState
 
 from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
-from raysweep.report.records import SweepResult, TrialRecord
 from raysweep.report.study import distributions, export_trials, optuna_value, scored_study
+from raysweep.results.records import SweepResult, TrialRecord
 
 
 def _spec(space: dict[str, object]) -> object:

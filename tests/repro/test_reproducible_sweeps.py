@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from factories import quadratic_sweep
-from raysweep.report.records import SweepResult
 from raysweep.repro.seeds import trial_seed_for
+from raysweep.results.records import SweepResult
 from raysweep.rundir import RunDir
 
 pytestmark = pytest.mark.slow

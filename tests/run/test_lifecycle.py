@@ -12,7 +12,7 @@ import pytest
 from factories import make_spec
 from raysweep.errors import LockError
 from raysweep.gpu.allocation import GPUPlan
-from raysweep.report.records import SweepResult, TrialRecord
+from raysweep.results.records import SweepResult, TrialRecord
 from raysweep.run.lifecycle import INTERRUPTED, drive_locked, start_run
 from raysweep.run.lock import RunLock
 from raysweep.run.signals import GracefulStop

@@ -6,8 +6,8 @@ import time
 from pathlib import Path
 
 from factories import make_spec
-from raysweep.report.records import SweepResult
 from raysweep.report.text import format_summary
+from raysweep.results.records import SweepResult
 from raysweep.run.outputs import collect_result
 from raysweep.rundir import RunDir
 

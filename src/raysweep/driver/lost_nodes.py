@@ -16,7 +16,7 @@ from typing import IO, Any
 from ray import tune
 
 from raysweep._raycompat.node_loss import take_loss
-from raysweep.report.records import NODE_LOST_EVENT
+from raysweep.results.records import NODE_LOST_EVENT
 from raysweep.search.indexed import INDEX_KEY
 
 

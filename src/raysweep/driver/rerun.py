@@ -27,8 +27,8 @@ from raysweep.gpu.allocation import GPUPlan, gpu_env
 from raysweep.gpu.planning import plan_gpus, recorded_spec
 from raysweep.gpu.sharing import AUTO, MPS, gpu_sharing
 from raysweep.report.collect import collect
-from raysweep.report.records import SweepResult, TrialRecord
 from raysweep.repro.determinism import DETERMINISM_ENV
+from raysweep.results.records import SweepResult, TrialRecord
 from raysweep.rundir import RunDir
 from raysweep.runlog import RunLog
 from raysweep.tuner.build import TIME_ATTR, BuildOptions

@@ -38,9 +38,9 @@ from raysweep.gpu.allocation import GPUPlan, gpu_env
 from raysweep.gpu.monitor import ResourceMonitor
 from raysweep.gpu.sharing import gpu_sharing
 from raysweep.report.preload import preload_report_imports
-from raysweep.report.records import SweepResult
 from raysweep.repro.determinism import DETERMINISM_ENV
 from raysweep.repro.manifest import add_manifest_warning
+from raysweep.results.records import SweepResult
 from raysweep.run.lifecycle import drive_locked, start_run
 from raysweep.run.opening import announce_opening
 from raysweep.run.outputs import collect_result, write_outputs

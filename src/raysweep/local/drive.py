@@ -16,7 +16,7 @@ from typing import IO
 from raysweep.config.schema import SweepSpec
 from raysweep.gpu.allocation import GPUPlan
 from raysweep.local.trial import LocalTrial
-from raysweep.report.records import SweepResult
+from raysweep.results.records import SweepResult
 from raysweep.run.lifecycle import drive_locked, start_run
 from raysweep.run.opening import announce_opening
 from raysweep.run.outputs import collect_result, write_outputs

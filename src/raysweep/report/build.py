@@ -16,9 +16,9 @@ from raysweep.report.html import render_html
 from raysweep.report.importance import compute_importance, format_importance
 from raysweep.report.inputs import ReportInputs, load_inputs
 from raysweep.report.pareto_plot import format_front
-from raysweep.report.records import SweepResult
 from raysweep.report.study import scored_study
 from raysweep.report.text import format_report
+from raysweep.results.records import SweepResult
 from raysweep.rundir import RunDir, utc_now
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from raysweep.report.pareto import mark_pareto
-from raysweep.report.records import (
+from raysweep.repro.seeds import trial_seed_for
+from raysweep.results.records import (
     NODE_LOST_EVENT,
     SweepResult,
     TrialRecord,
@@ -16,7 +17,6 @@ from raysweep.report.records import (
     clean_number,
     ended_status,
 )
-from raysweep.repro.seeds import trial_seed_for
 from raysweep.search.indexed import INDEX_KEY
 
 if TYPE_CHECKING:

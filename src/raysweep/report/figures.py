@@ -19,8 +19,8 @@ import plotly.graph_objects as go
 from optuna.distributions import BaseDistribution, CategoricalDistribution
 
 from raysweep.report.importance import Importance
-from raysweep.report.records import SweepResult, TrialRecord
 from raysweep.report.study import Curves
+from raysweep.results.records import SweepResult, TrialRecord
 
 COLORS = {"completed": "#1f77b4", "stopped": "#ff7f0e", "errored": "#d62728", "best": "#2ca02c"}
 PER_TRIAL_TRACES_MAX = 60  # above this, learning curves share one trace per status

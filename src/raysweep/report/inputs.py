@@ -13,8 +13,8 @@ from typing import Any
 from raysweep.config.schema import SweepSpec
 from raysweep.errors import SweepError
 from raysweep.report.figures import Mark, epoch_ms
-from raysweep.report.records import SweepResult
 from raysweep.report.study import Curves
+from raysweep.results.records import SweepResult
 from raysweep.rundir import Part, RunDir
 
 

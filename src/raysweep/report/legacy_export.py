@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from raysweep.report.ranking import rank_trials
-from raysweep.report.records import SweepResult, TrialRecord
+from raysweep.results.ranking import rank_trials
+from raysweep.results.records import SweepResult, TrialRecord
 
 
 def legacy_ranking(result: SweepResult) -> list[TrialRecord]:
-    """Trials with the metric by the one ranking rule's last value (report/ranking.py),
+    """Trials with the metric by the one ranking rule's last value (results/ranking.py),
     whatever the sweep's ``rank_by``: those that ran every fold first, each group best first.
     """
     finished = [t for t in result.trials if t.status in ("completed", "stopped")]

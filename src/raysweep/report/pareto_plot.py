@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from raysweep.report.pareto import Objectives, objective_values
-from raysweep.report.records import TrialRecord
+from raysweep.results.records import TrialRecord
 
 
 def pareto_figure(trials: Sequence[TrialRecord], objectives: Objectives) -> go.Figure | None:

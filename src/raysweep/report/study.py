@@ -34,7 +34,7 @@ from raysweep.config.space import (
     QUniformParam,
     UniformParam,
 )
-from raysweep.report.records import SweepResult, TrialRecord
+from raysweep.results.records import SweepResult, TrialRecord
 
 Curves = Mapping[str, Sequence[tuple[int, float]]]  # trial id -> (iteration, metric) points
 

@@ -12,9 +12,9 @@ from html import escape
 from typing import Any
 
 from raysweep.report.inputs import ReportInputs, invocation
-from raysweep.report.ranking import ranked_by_note
-from raysweep.report.records import TrialRecord
 from raysweep.report.study import final_value
+from raysweep.results.ranking import ranked_by_note
+from raysweep.results.records import TrialRecord
 
 TOP_K = 20
 FAILURES_SHOWN = 50

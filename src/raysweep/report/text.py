@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from raysweep.report.ranking import ranked_by_note
-from raysweep.report.records import SweepResult
+from raysweep.results.ranking import ranked_by_note
+from raysweep.results.records import SweepResult
 
 
 def format_summary(result: SweepResult, top: int = 5) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
 from raysweep.errors import INTERRUPTED
-from raysweep.report.records import SweepResult
+from raysweep.results.records import SweepResult
 from raysweep.run.lock import RunLock
 from raysweep.run.signals import GracefulStop
 from raysweep.rundir import RunDir

@@ -1,6 +1,6 @@
 """The best trial so far on a run's live lines, by the sweep's ranking rule, O(1) a trial.
 
-The rule is report/ranking.py's: ``"best"`` ranks a trial by its best value over its
+The rule is results/ranking.py's: ``"best"`` ranks a trial by its best value over its
 iterations, ``"last"`` by the value it ended with, a trial cut short after the
 trials that ran to their end. The live lines cannot tell a trial that returned
 early from one its scheduler stopped (results.json can), so here a trial that ran

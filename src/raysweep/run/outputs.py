@@ -11,7 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from raysweep.report.collect import collect_spec_trials
-from raysweep.report.records import WALL_TIME_DECIMALS, SweepResult
+from raysweep.results.records import WALL_TIME_DECIMALS, SweepResult
 
 if TYPE_CHECKING:
     from raysweep.config.schema import SweepSpec

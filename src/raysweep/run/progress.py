@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from raysweep.config.rank_rule import DEFAULT_RANK_BY
-from raysweep.report.records import ended_status
+from raysweep.results.records import ended_status
 from raysweep.run.live import Display, Snapshot, make_display
 from raysweep.run.live_best import LiveBest
 from raysweep.run.returned import ReturnedTrials
@@ -36,7 +36,7 @@ class TrialProgress:
     :meth:`count_finished` for each trial an engine finds finished when it continues.
 
     An ended trial is ``completed`` or ``stopped`` by the rule results.json follows
-    (``report.records.ended_status``): whether its function returned (the engine's
+    (``results.records.ended_status``): whether its function returned (the engine's
     ``outcome``, else trial_info.jsonl at ``info_path``) or it ran ``max_iterations``.
     """
 

@@ -21,9 +21,9 @@ from raysweep.history import history_text
 from raysweep.nightly import NightInput, record_night
 from raysweep.report.collect import collect_spec_trials
 from raysweep.report.legacy_export import legacy_ranking
-from raysweep.report.ranking import rank_trials
-from raysweep.report.records import SweepResult, TrialRecord
 from raysweep.report.text import format_summary
+from raysweep.results.ranking import rank_trials
+from raysweep.results.records import SweepResult, TrialRecord
 from raysweep.rundir import RunDir
 from raysweep.status import run_status
 from raysweep.views import best_text

@@ -7,14 +7,14 @@ import io
 import json
 from typing import Any
 
-from raysweep.report.ranking import DEFAULT_RANK_BY
-from raysweep.report.records import SweepResult, TrialRecord
+from raysweep.results.ranking import DEFAULT_RANK_BY
+from raysweep.results.records import SweepResult, TrialRecord
 
 
 def best_config_json(result: SweepResult, trial: TrialRecord) -> dict[str, Any]:
     """``{"trial_id", "metric", "mode", "value", "config"}`` for one trial.
 
-    ``value`` is the one that ranks it (report/ranking.py); a sweep ranked by
+    ``value`` is the one that ranks it (results/ranking.py); a sweep ranked by
     the ``last`` value says so in ``rank_by`` (absent: ``best``, as always).
     """
     data: dict[str, Any] = {

@@ -6,7 +6,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from raysweep.report.ranking import DEFAULT_RANK_BY, rank_trials, rank_value
+from raysweep.results.ranking import DEFAULT_RANK_BY, rank_trials, rank_value
 
 TrialStatus = Literal["completed", "stopped", "errored", "running", "pending"]
 # trials.jsonl's event for a trial whose node died; the trial was retried elsewhere
@@ -56,7 +56,7 @@ class SweepResult:
     mode: str
     trials: list[TrialRecord]
     wall_time_s: float | None = None
-    rank_by: str = DEFAULT_RANK_BY  # the spec's ranking rule (report/ranking.py)
+    rank_by: str = DEFAULT_RANK_BY  # the spec's ranking rule (results/ranking.py)
     # what the trainable says about the result (trainables/describe.py: the trading best
     # trial's trades below min_trades); shown at the end of the run and in the reports
     warnings: list[str] = field(default_factory=list)
