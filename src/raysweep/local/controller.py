@@ -36,10 +36,9 @@ from raysweep.local.journal import Journal
 from raysweep.local.scheduling import ControllerStandIn, SchedulerAdapter
 from raysweep.local.trial import RUNNING, LocalTrial
 from raysweep.local.trial_info import TrialInfoLog
-from raysweep.repro.seeds import trial_seed_for
 from raysweep.trainables.builtins import Reporter
 from raysweep.trainables.context import TrialContext
-from raysweep.tuner.build import TIME_ATTR, constant_space, pause_points
+from raysweep.tuner.build import TIME_ATTR, constant_space, trial_plan
 
 POLL_S = 0.1  # how often the loop looks at signals, the time budget and the display
 
@@ -75,6 +74,7 @@ class LocalController:
         error_path: Callable[[str], Path],
     ) -> None:
         self.spec = spec
+        self.plan = trial_plan(spec)  # the spec's part of every trial's context, as a Ray trial's
         self.searcher = searcher
         self.scheduler = SchedulerAdapter(scheduler, ControllerStandIn(lambda: self.order))
         self.journal = journal
@@ -229,16 +229,4 @@ class LocalController:
 
     def context(self, index: int) -> TrialContext:
         """The trial context a Ray trial of this index gets (seed, threads, checkpoints)."""
-        spec = self.spec
-        return TrialContext(
-            index=index,
-            seed=trial_seed_for(spec.seed, index),
-            metric=spec.metric,
-            mode=spec.mode,
-            trainable_args=dict(spec.trainable_args),
-            cpus=spec.resources.threads_per_trial,
-            deterministic=spec.reproducibility.deterministic,
-            checkpoint_frequency=spec.checkpoint.frequency,
-            checkpoint_at=pause_points(spec),
-            master_seed=spec.seed,
-        )
+        return self.plan.context(index)

@@ -1,13 +1,12 @@
-"""trial_info.jsonl lines of local trials, in the format of Ray trials' (trainables.wrapper)."""
+"""trial_info.jsonl of local trials, in the one format of Ray trials' (trainables.trial_info)."""
 
 from __future__ import annotations
 
-import json
 import os
-import time
 from pathlib import Path
 
 from raysweep.trainables.context import TrialContext
+from raysweep.trainables.trial_info import trial_info_line
 
 
 class TrialInfoLog:
@@ -22,17 +21,7 @@ class TrialInfoLog:
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def record(self, trial_id: str, event: str, ctx: TrialContext) -> None:
-        record = {
-            "trial_id": trial_id,
-            "event": event,
-            "index": ctx.index,
-            "seed": ctx.seed,
-            "gpu_ids": [],
-            "node_id": None,
-            "pid": os.getpid(),
-            "t": time.time(),
-        }
-        os.write(self._fd, (json.dumps(record) + "\n").encode())
+        os.write(self._fd, trial_info_line(trial_id, event, ctx, node_id=None))
 
     def close(self) -> None:
         if self._fd >= 0:

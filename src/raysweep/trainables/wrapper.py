@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import os
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,6 +10,7 @@ from typing import Any
 from raysweep.search.indexed import INDEX_KEY
 from raysweep.trainables.context import TrialContext, set_trial_context
 from raysweep.trainables.trial_error import PASS_THROUGH, whole_error
+from raysweep.trainables.trial_info import trial_info_line
 
 TRIAL_INFO_FILE = "trial_info.jsonl"
 
@@ -34,6 +33,25 @@ class TrialPlan:
     info_path: str | None = None  # run_dir/trial_info.jsonl (run dirs are on shared storage)
     memory_probe_path: str | None = None  # gpus_per_trial auto's probe: torch's peak goes here
     working_dir: str | None = None  # --working-dir on a cluster: where it was on the driver
+
+    def context(self, index: int, gpu_ids: tuple[str, ...] = ()) -> TrialContext:
+        """The context trial ``index`` runs with, on the GPUs ``gpu_ids`` (none: CPUs)."""
+        from raysweep.repro.seeds import trial_seed_for
+
+        return TrialContext(
+            index=index,
+            seed=trial_seed_for(self.master_seed, index),
+            metric=self.metric,
+            mode=self.mode,
+            trainable_args=shipped_paths(self.trainable_args, self.working_dir),
+            cpus=self.cpus,
+            gpu_ids=gpu_ids,
+            gpu_fraction=self.gpu_fraction if gpu_ids else 0.0,
+            deterministic=self.deterministic,
+            checkpoint_frequency=self.checkpoint_frequency,
+            checkpoint_at=self.checkpoint_at,
+            master_seed=self.master_seed,
+        )
 
 
 def resolve_function(trainable: str) -> tuple[Callable[..., Any], bool]:
@@ -76,32 +94,17 @@ def make_trainable(plan: TrialPlan) -> Callable[[dict[str, Any]], Any]:
 
 def _run_trial(plan: TrialPlan, config: dict[str, Any]) -> Any:
     """Seed, pin devices and call the trainable for one trial (see ``make_trainable``)."""
-    from raysweep.repro.seeds import trial_seed_for
     from raysweep.repro.trial_start import TrialStart, started_trial
 
     params = dict(config)
     index = int(params.pop(INDEX_KEY, 0))
-    seed = trial_seed_for(plan.master_seed, index)
     gpu_ids = _trial_gpu_ids(plan)
     if gpu_ids:
         from raysweep.gpu.mps import apply_client_limits
 
         apply_client_limits(plan.gpu_fraction, gpu_ids)  # MPS clients: before CUDA initialises
     func, builtin = resolve_function(plan.trainable)  # imports torch if the trainable does
-    ctx = TrialContext(
-        index=index,
-        seed=seed,
-        metric=plan.metric,
-        mode=plan.mode,
-        trainable_args=shipped_paths(plan.trainable_args, plan.working_dir),
-        cpus=plan.cpus,
-        gpu_ids=gpu_ids,
-        gpu_fraction=plan.gpu_fraction if gpu_ids else 0.0,
-        deterministic=plan.deterministic,
-        checkpoint_frequency=plan.checkpoint_frequency,
-        checkpoint_at=plan.checkpoint_at,
-        master_seed=plan.master_seed,
-    )
+    ctx = plan.context(index, gpu_ids)
     _record_trial_info(plan.info_path, ctx, "start")
     if plan.memory_probe_path:
         from raysweep.gpu.autopack import start_torch_peak_writer
@@ -109,7 +112,7 @@ def _run_trial(plan: TrialPlan, config: dict[str, Any]) -> Any:
         start_torch_peak_writer(plan.memory_probe_path)
     set_trial_context(ctx)
     # Seeds, switches and (on a GPU share) caps torch now, or when the trial imports it.
-    start = TrialStart(seed, plan.deterministic, plan.cpus, ctx.gpu_fraction)
+    start = TrialStart(ctx.seed, plan.deterministic, plan.cpus, ctx.gpu_fraction)
     try:
         with started_trial(start):
             outcome = func(params, ctx) if builtin else func(params)
@@ -168,17 +171,7 @@ def _record_trial_info(path: str | None, ctx: TrialContext, event: str) -> None:
         trial_id = tune.get_context().get_trial_id()
     except Exception:
         return
-    record = {
-        "trial_id": trial_id,
-        "event": event,
-        "index": ctx.index,
-        "seed": ctx.seed,
-        "gpu_ids": list(ctx.gpu_ids),
-        "node_id": ray.get_runtime_context().get_node_id(),
-        "pid": os.getpid(),
-        "t": time.time(),
-    }
-    line = (json.dumps(record) + "\n").encode()
+    line = trial_info_line(trial_id, event, ctx, ray.get_runtime_context().get_node_id())
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     except OSError:  # the run directory is not on this node's filesystem: nothing to record

@@ -93,9 +93,9 @@ def trial_gpus(spec: SweepSpec, cpu_fallback: bool) -> float:
     return 0.0 if cpu_fallback else float(spec.resources.gpus_per_trial)
 
 
-def build_plan(spec: SweepSpec, options: BuildOptions) -> TrialPlan:
-    """What every trial process needs to seed itself and find its devices."""
-    probe = options.memory_probe_path
+def trial_plan(spec: SweepSpec, gpu_fraction: float = 0.0, **paths: str | None) -> TrialPlan:
+    """The spec's part of what every trial needs to seed itself and find its devices
+    (the one mapping, for both engines); ``paths``: TrialPlan's run-time paths."""
     return TrialPlan(
         trainable=spec.trainable,
         master_seed=spec.seed,
@@ -103,10 +103,20 @@ def build_plan(spec: SweepSpec, options: BuildOptions) -> TrialPlan:
         mode=spec.mode,
         trainable_args=dict(spec.trainable_args),
         cpus=spec.resources.threads_per_trial,
-        gpu_fraction=trial_gpus(spec, options.cpu_fallback),
+        gpu_fraction=gpu_fraction,
         deterministic=spec.reproducibility.deterministic,
         checkpoint_frequency=spec.checkpoint.frequency,
         checkpoint_at=pause_points(spec),
+        **paths,
+    )
+
+
+def build_plan(spec: SweepSpec, options: BuildOptions) -> TrialPlan:
+    """What every Ray trial process needs to seed itself and find its devices."""
+    probe = options.memory_probe_path
+    return trial_plan(
+        spec,
+        trial_gpus(spec, options.cpu_fallback),
         driver_visible_devices=options.driver_visible_devices,
         info_path=str(options.info_path.resolve()) if options.info_path else None,
         memory_probe_path=str(probe) if probe else None,
