@@ -220,8 +220,6 @@ def run(quick: bool = False, repeats: int | None = None, trials: int | None = No
     earlier = None if quick or not missing else earlier_result(results_dir)
     carried = carry_over(earlier, missing, trials, repeats, blocks, notes)
     unscored = [p for p in missing if p not in carried]
-    notes += [f"{p}: not scored yet (not run here, and no earlier result with the protocol's "
-              "seeds and budget holds it)" for p in unscored]  # fmt: skip
     result = bench_result(TITLE, {"problems": list(blocks), "budget_full_evals": full,
                                   "slots": SLOTS, "points": list(POINTS)}, {},
                           protocol_targets(blocks, unscored), launches, notes=notes)  # fmt: skip
