@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from raysweep._raycompat.node_loss import NODE_LOSS_TARGETS, lost_node
-from raysweep._raycompat.targets import Target, problem
+from raysweep._raycompat.startup_check import Target, problem
 
 
 @pytest.mark.parametrize("target", NODE_LOSS_TARGETS, ids=lambda t: t.name)

@@ -14,7 +14,7 @@ import inspect
 from collections.abc import Iterator
 from pathlib import Path
 
-from raysweep._raycompat.target import stored_in_init
+from raysweep._raycompat.private_name import stored_in_init
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 PACKAGE = SRC / "raysweep"

@@ -28,7 +28,7 @@ from typing import Any
 
 import ray
 
-from raysweep._raycompat.targets import Target, ray_version, required_targets
+from raysweep._raycompat.startup_check import Target, ray_version, required_targets
 from raysweep.cli import main
 
 

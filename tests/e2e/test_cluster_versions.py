@@ -24,7 +24,7 @@ import pytest
 from e2e_helpers import REPO, SWEEP, LoopbackCluster, sweep_env
 
 from factories import quadratic_sweep
-from raysweep._raycompat.targets import ray_version
+from raysweep._raycompat.startup_check import ray_version
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]  # the first run makes the venv
 

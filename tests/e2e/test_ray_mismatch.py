@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from e2e_helpers import REPO, Sweeps, crash_config, sweep_env
 
+from raysweep._raycompat.startup_check import RAY_TESTED, ray_version, required_targets
 from raysweep._raycompat.switch import PATCHES_ENV
-from raysweep._raycompat.targets import RAY_TESTED, ray_version, required_targets
 
 HERE = Path(__file__).resolve().parent
 LOCAL: dict[str, Any] = {

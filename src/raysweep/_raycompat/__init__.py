@@ -9,6 +9,6 @@ attribute of a Ray object (``tests/test_architecture.py``,
 turns the performance-only patches off (``switch.py``).
 """
 
-from raysweep._raycompat.targets import RAY_TESTED, RayCompatError, check_ray
+from raysweep._raycompat.startup_check import RAY_TESTED, RayCompatError, check_ray
 
 __all__ = ["RAY_TESTED", "RayCompatError", "check_ray"]

@@ -8,8 +8,8 @@ both engines; the rest only when Ray Tune runs the trials.
 
 from __future__ import annotations
 
+from raysweep._raycompat.private_name import Target
 from raysweep._raycompat.result_buffer import CROSSED_BUFFER_ARGS
-from raysweep._raycompat.target import Target
 
 BOTH = ("ray", "local")
 _TC = "ray.tune.execution.tune_controller"

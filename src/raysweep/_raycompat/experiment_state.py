@@ -3,7 +3,7 @@
 Ray Tune writes ``experiment_state-<session>.json`` (every trial's JSON state and
 run metadata) with each experiment snapshot, and ``tuner.pkl`` when the Tuner
 is created. Their layout is Ray's private format (``TuneController.save_to_dir``,
-checked at start-up by ``raysweep._raycompat.targets``); ``sweep status`` and
+checked at start-up by ``raysweep._raycompat.startup_check``); ``sweep status`` and
 resume planning read it here, and only here.
 """
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from raysweep._raycompat.targets import Target
+from raysweep._raycompat.startup_check import Target
 
 # What this module patches and reads; to join targets.TARGETS (checked at start-up).
 NODE_LOSS_TARGETS: tuple[Target, ...] = (

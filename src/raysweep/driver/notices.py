@@ -7,8 +7,8 @@ import getpass
 import os
 import socket
 
-from raysweep._raycompat.target import parse_version
-from raysweep._raycompat.targets import ray_version
+from raysweep._raycompat.private_name import parse_version
+from raysweep._raycompat.startup_check import ray_version
 from raysweep.config.schema import HyperbandScheduler, SweepSpec
 from raysweep.driver.ray_session import RayInfo
 from raysweep.rundir import RunDir

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
-from raysweep._raycompat.targets import RAY_TESTED, version_tested
+from raysweep._raycompat.startup_check import RAY_TESTED, version_tested
 from raysweep.config.schema import SweepSpec
 from raysweep.driver.ray_session import RayInfo, RayOptions, join_cluster
 from raysweep.driver.shipping import Shipment, check_import_on_nodes

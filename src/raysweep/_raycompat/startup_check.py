@@ -1,7 +1,7 @@
 """Every piece of Ray's private API raysweep relies on, checked at start-up.
 
 ``declared.TARGETS`` names each private name a patch replaces or reads, what it
-must be, and the raysweep module that uses it (``target.py`` says how one is
+must be, and the raysweep module that uses it (``private_name.py`` says how one is
 checked). :func:`check_ray` resolves those of the installed Ray's release and
 the engine about to run before ``sweep run``/``resume`` writes anything: a Ray
 whose internals moved is refused with exit 2 rather than quietly losing crash
@@ -13,8 +13,8 @@ from __future__ import annotations
 import importlib.metadata
 
 from raysweep._raycompat.declared import TARGETS
+from raysweep._raycompat.private_name import Target, parse_version, problem, resolve
 from raysweep._raycompat.switch import PERF_PATCHES, perf_patches_on
-from raysweep._raycompat.target import Target, parse_version, problem, resolve
 from raysweep.errors import SweepError
 
 __all__ = [

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from raysweep._raycompat import declared, targets
-from raysweep._raycompat.switch import PATCHES_ENV, PERF_PATCHES
-from raysweep._raycompat.targets import (
+from raysweep._raycompat import declared, startup_check
+from raysweep._raycompat.startup_check import (
     RAY_TESTED,
     TARGETS,
     RayCompatError,
@@ -26,6 +25,7 @@ from raysweep._raycompat.targets import (
     required_targets,
     version_tested,
 )
+from raysweep._raycompat.switch import PATCHES_ENV, PERF_PATCHES
 from raysweep.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,7 +47,7 @@ def test_the_installed_ray_is_in_the_tested_range_and_check_passes_without_warni
 def test_a_ray_outside_the_range_that_has_every_target_is_run_with_a_warning(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(targets, "ray_version", lambda: "2.61.0")
+    monkeypatch.setattr(startup_check, "ray_version", lambda: "2.61.0")
     (warning,) = check_ray()
     assert warning.startswith("warning: Ray 2.61.0 is outside the tested range")
     assert RAY_TESTED in warning
@@ -156,7 +156,7 @@ def test_the_optuna_targets_are_checked_without_importing_optuna() -> None:
     import subprocess
 
     script = (
-        "import sys; from raysweep._raycompat.targets import check_ray; "
+        "import sys; from raysweep._raycompat.startup_check import check_ray; "
         "check_ray(); check_ray('local'); print('optuna' in sys.modules)"
     )
     done = subprocess.run(
@@ -176,13 +176,13 @@ def test_a_target_of_other_releases_is_not_required() -> None:
 def test_check_requires_the_targets_of_the_installed_release_only(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    installed = targets.parse_version(ray_version())
+    installed = startup_check.parse_version(ray_version())
     assert installed is not None
     other = Target(_TC, "TuneController.no_such_method", "callable", since=(99, 0, 0))
     this = Target(_TC, "TuneController.no_such_method", "callable", since=installed)
-    monkeypatch.setattr(targets, "TARGETS", (*TARGETS, other))
+    monkeypatch.setattr(startup_check, "TARGETS", (*TARGETS, other))
     assert check_ray() == []
-    monkeypatch.setattr(targets, "TARGETS", (*TARGETS, this))
+    monkeypatch.setattr(startup_check, "TARGETS", (*TARGETS, this))
     with pytest.raises(RayCompatError, match=r"TuneController\.no_such_method"):
         check_ray()
 
@@ -203,7 +203,7 @@ def test_the_local_engine_needs_only_the_scheduler_rung_and_searcher_targets() -
 
 def test_check_names_every_problem(monkeypatch: pytest.MonkeyPatch) -> None:
     gone = Target("ray.tune.tuner", "Tuner.no_such_method", "callable", (), "test")
-    monkeypatch.setattr(targets, "TARGETS", (*TARGETS, gone))
+    monkeypatch.setattr(startup_check, "TARGETS", (*TARGETS, gone))
     with pytest.raises(RayCompatError) as info:
         check_ray()
     message = str(info.value)
@@ -217,11 +217,11 @@ def test_with_the_performance_patches_off_their_targets_are_not_required(
 ) -> None:
     gone_perf = Target(_TC, "TuneController.no_such_method", "callable", (), "actor_reuse")
     gone_core = Target(_TC, "TuneController.no_such_field", "field", (), "snapshots")
-    monkeypatch.setattr(targets, "TARGETS", (*TARGETS, gone_perf))
+    monkeypatch.setattr(startup_check, "TARGETS", (*TARGETS, gone_perf))
     monkeypatch.setenv(PATCHES_ENV, "off")
     assert check_ray() == []
     assert not any(t.used_by in PERF_PATCHES for t in required_targets(ray_version(), "ray", False))
-    monkeypatch.setattr(targets, "TARGETS", (*TARGETS, gone_perf, gone_core))
+    monkeypatch.setattr(startup_check, "TARGETS", (*TARGETS, gone_perf, gone_core))
     with pytest.raises(RayCompatError) as info:
         check_ray()
     assert "no_such_field" in str(info.value) and "no_such_method" not in str(info.value)
