@@ -23,7 +23,7 @@ test: install
 # (docs/ray-compat.md: the last three minors).
 RAY_MATRIX    ?= 2.58.1 2.59.0
 MATRIX_DIR    := build/ray-matrix
-MATRIX_TESTS  := tests/_raycompat/test_targets.py tests/e2e/test_ray_mismatch.py \
+MATRIX_TESTS  := tests/_raycompat/test_startup_check.py tests/e2e/test_ray_mismatch.py \
 	tests/e2e/test_crash_resume.py tests/engines/test_contract_crash.py
 ENGINE_SMOKE  ?= random and fifo
 # Per release, a throw-away venv holding that Ray (from pip's cache after the first
