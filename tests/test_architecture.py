@@ -223,3 +223,34 @@ def test_the_run_directory_and_the_results_import_nothing_above_them() -> None:
         if _package_of(target, above)
     ]
     assert offenders == []
+
+
+def _calls(function: ast.FunctionDef) -> set[str]:
+    """Names of the attributes and functions ``function`` calls."""
+    names = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call):
+            func = node.func
+            names.add(func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", ""))
+    return names
+
+
+def test_run_and_resume_are_sequenced_in_the_orchestrator_not_in_an_engine() -> None:
+    """api.py checks, prepares and hands over for a new run and for a resume alike; what
+    every resume keeps (the extension's spec.json, the recorded warm start) is settled
+    there once, and no engine reads it on its own."""
+    api = ast.parse((SRC / PACKAGE / "api.py").read_text(encoding="utf-8"))
+    functions = {n.name: n for n in api.body if isinstance(n, ast.FunctionDef)}
+    run_calls = _calls(functions["run_sweep"]) | _calls(functions["load_run_spec"])
+    resume_calls = _calls(functions["resume_sweep"])
+    for step in ("check_options", "prepare"):
+        assert step in run_calls and step in resume_calls, step
+    assert {"plan_resume", "resume"} <= resume_calls
+    offenders = [
+        f"{module}: {name}"
+        for module, path in _modules().items()
+        if _package_of(module, ENGINE_PACKAGES)
+        for name in ("resumed_spec", "read_warm_start")
+        if name in path.read_text(encoding="utf-8")
+    ]
+    assert offenders == []

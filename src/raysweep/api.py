@@ -29,7 +29,7 @@ from raysweep.config.load import (
 from raysweep.config.schema import SweepSpec
 from raysweep.driver.cluster import in_ray_job
 from raysweep.driver.connect import connect_timeout_s
-from raysweep.engines.base import EngineOptions, NewRun
+from raysweep.engines.base import EngineOptions, NewRun, ResumePlan
 from raysweep.engines.registry import engine_for
 from raysweep.errors import ConfigError, RunDirExistsError
 from raysweep.gpu.allocation import GPUPlan
@@ -215,13 +215,37 @@ def resume_sweep(
         check_search(spec)
         check_logging(spec)
         check_unlocked(run.lock_path, str(run))
+        engine, engine_options = engine_for(spec), options.engine_options()
+        engine.check_options(spec, engine_options)
         if options.warm_start is not None:  # either engine: the recorded points stay
             print(
                 f"note: --warm-start {options.warm_start} ignored: a resumed run keeps the "
                 "starting points it was started with",
                 file=out,
             )
-        return engine_for(spec).resume(run, stored, spec, options.engine_options(), out, owned)
+        state = run.read_state()
+        plan = engine.plan_resume(run, stored, state, _resume_basis(run, stored, spec, state),
+                                  engine_options)  # fmt: skip
+        if not plan.steps:
+            print(f"{run}: complete ({spec.total_trials} trials); nothing to resume", file=out)
+            return 0
+        if options.dry_run:
+            print(f"dry run: would resume {run}: {'; '.join(plan.steps)}", file=out)
+            return 0
+        engine.prepare(spec, run, engine_options, out)  # exit 2 changes nothing
+        return engine.resume(run, plan, engine_options, out, owned)
+
+
+def _resume_basis(
+    run: RunDir, stored: SweepSpec, spec: SweepSpec, state: dict[str, Any]
+) -> ResumePlan:
+    """What every engine's resume keeps: the spec with its overrides, the spec.json an
+    extension records (``num_samples`` grew; spec.json keeps ``max_concurrent``), and
+    the starting points the run was started with."""
+    extended = spec.search.num_samples != stored.search.num_samples
+    record = resumed_spec(run, stored, None, spec.search.num_samples, None) if extended else None
+    recorded = run.read_warm_start(state)
+    return ResumePlan(spec, record, WarmStart.from_json(recorded) if recorded else None)
 
 
 def rerun_trial(

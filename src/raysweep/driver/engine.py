@@ -7,18 +7,17 @@ mismatch) and import the driver when a run starts.
 
 from __future__ import annotations
 
-from typing import IO, TYPE_CHECKING
+from dataclasses import replace
+from typing import IO, TYPE_CHECKING, Any
 
 from raysweep.driver.phases import Phase, plan_phases, recorded_parts
 from raysweep.gpu.planning import plan_gpus, recorded_spec
-from raysweep.run.resume_spec import resumed_spec
 from raysweep.rundir import TUNE_DIR, Part, RunDir
-from raysweep.search.points import WarmStart
 
 if TYPE_CHECKING:
     from raysweep.config.schema import SweepSpec
     from raysweep.driver.ray_session import RayOptions
-    from raysweep.engines.base import EngineOptions, NewRun
+    from raysweep.engines.base import EngineOptions, NewRun, ResumePlan
     from raysweep.run.signals import GracefulStop
 
 
@@ -73,48 +72,42 @@ class RayEngine:
         )
         return int(drive(spec, run, [first], drive_options, out, stop))
 
-    def resume(
+    def plan_resume(
         self,
         run: RunDir,
         stored: SweepSpec,
-        spec: SweepSpec,
+        state: dict[str, Any],
+        plan: ResumePlan,
         options: EngineOptions,
-        out: IO[str],
-        stop: GracefulStop,
-    ) -> int:
-        state = run.read_state()
+    ) -> ResumePlan:
+        """The phases left (restore, extend, retry) and the GPU plan ("auto" keeps the
+        packing the run's probe chose; drive() applies it again, and logs it)."""
         parts = recorded_parts(run, state, stored)
-        phases = plan_phases(run, parts, spec, options.retry_errored)
-        recorded_warm = run.read_warm_start(state)
-        warm = WarmStart.from_json(recorded_warm) if recorded_warm else None
-        if not phases and state.get("status") == "completed":
-            print(f"{run}: complete ({spec.total_trials} trials); nothing to resume", file=out)
-            return 0
-        # "auto" keeps the packing the run's probe chose (drive() applies it again, and logs it)
+        phases = plan_phases(run, parts, plan.spec, options.retry_errored)
         gpu_plan = plan_gpus(
-            recorded_spec(spec, run), options.gpus, options.allow_cpu, bool(options.address)
+            recorded_spec(plan.spec, run), options.gpus, options.allow_cpu, bool(options.address)
         )
-        if options.dry_run:
-            steps = [f"{p.kind} {p.part.dir}/ ({p.part.trials} trials)" for p in phases]
-            print(f"dry run: would resume {run}: {'; '.join(steps) or 'write outputs'}", file=out)
-            return 0
-        check_installed_ray(out)
-        from raysweep.driver.run import DriveOptions, drive, preflight
+        steps = tuple(f"{p.kind} {p.part.dir}/ ({p.part.trials} trials)" for p in phases)
+        if not steps and state.get("status") != "completed":
+            steps = ("write outputs",)  # an unfinished run whose trials all ended
+        return replace(plan, gpu_plan=gpu_plan, steps=steps, work=phases)
 
-        ray = preflight(spec, run, ray_options(options))  # a cluster: joined and checked
+    def resume(
+        self, run: RunDir, plan: ResumePlan, options: EngineOptions, out: IO[str],
+        stop: GracefulStop,
+    ) -> int:  # fmt: skip
+        from raysweep.driver.run import DriveOptions, drive  # imports Ray: checked by prepare
 
-        record = None
-        if spec.search.num_samples != stored.search.num_samples:  # spec.json keeps max_concurrent
-            record = resumed_spec(run, stored, None, spec.search.num_samples, None)
+        assert plan.gpu_plan is not None, "plan_resume sets it"
         drive_options = DriveOptions(
-            ray,
-            gpu_plan,
+            self._ray or ray_options(options),
+            plan.gpu_plan,
             options.gpus,
-            record=record,
+            record=plan.record,
             retry_errored=options.retry_errored,
-            warm_start=warm,
+            warm_start=plan.warm_start,
         )
-        return int(drive(spec, run, phases, drive_options, out, stop))
+        return int(drive(plan.spec, run, plan.work, drive_options, out, stop))
 
 
 def ray_options(options: EngineOptions) -> RayOptions:

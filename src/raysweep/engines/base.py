@@ -48,6 +48,23 @@ class NewRun:
     warm_start: WarmStart | None = None
 
 
+@dataclass(frozen=True)
+class ResumePlan:
+    """What a resume continues, planned from the run directory before anything runs.
+
+    The orchestrator settles ``spec``, ``record`` and ``warm_start`` for every engine;
+    the engine's ``plan_resume`` adds its GPU plan, the ``steps`` it will take (empty:
+    nothing is left to run) and its own ``work`` (the Ray engine's phases).
+    """
+
+    spec: SweepSpec  # the stored spec with the command line's overrides
+    record: SweepSpec | None  # spec.json to record first (an extension), else None
+    warm_start: WarmStart | None  # the starting points the run was started with
+    gpu_plan: GPUPlan | None = None
+    steps: tuple[str, ...] = ()
+    work: Any = None
+
+
 class Engine(Protocol):
     """Runs a sweep's trials; registered by name in ``engines.registry``."""
 
@@ -78,16 +95,22 @@ class Engine(Protocol):
     ) -> int:
         """Run a new sweep into the freshly created ``run``; 0 ok, 1 failed, 130 interrupted."""
 
-    def resume(
+    def plan_resume(
         self,
         run: RunDir,
         stored: SweepSpec,
-        spec: SweepSpec,
+        state: dict[str, Any],
+        plan: ResumePlan,
         options: EngineOptions,
-        out: IO[str],
+    ) -> ResumePlan:
+        """``plan`` completed with what this engine continues (``stored``: spec.json;
+        ``state``: state.json); reads the run directory only, runs and writes nothing."""
+
+    def resume(
+        self, run: RunDir, plan: ResumePlan, options: EngineOptions, out: IO[str],
         stop: GracefulStop,
-    ) -> int:
-        """Continue or extend ``run`` (``stored``: its spec.json; ``spec``: with overrides)."""
+    ) -> int:  # fmt: skip
+        """Continue or extend ``run`` as planned, after :meth:`prepare`; 0/1/130."""
 
 
 class TrialSource(Protocol):

@@ -6,17 +6,16 @@ local run directory) and the notes on flags it ignores live here, with it.
 
 from __future__ import annotations
 
-from typing import IO, TYPE_CHECKING
+from dataclasses import replace
+from typing import IO, TYPE_CHECKING, Any
 
 from raysweep.errors import ConfigError
 from raysweep.gpu.planning import plan_gpus
-from raysweep.run.resume_spec import resumed_spec
-from raysweep.search.points import WarmStart
 from raysweep.storage import is_uri
 
 if TYPE_CHECKING:
     from raysweep.config.schema import SweepSpec
-    from raysweep.engines.base import EngineOptions, NewRun
+    from raysweep.engines.base import EngineOptions, NewRun, ResumePlan
     from raysweep.run.signals import GracefulStop
     from raysweep.rundir import RunDir
 
@@ -75,38 +74,30 @@ class LocalEngine:
         local = LocalOptions(new.gpu_plan, spec, warm, warm is not None, self.notes(options))
         return drive_local(spec, run, local, out, stop)
 
-    def resume(
+    def plan_resume(
         self,
         run: RunDir,
         stored: SweepSpec,
-        spec: SweepSpec,
+        state: dict[str, Any],
+        plan: ResumePlan,
         options: EngineOptions,
-        out: IO[str],
-        stop: GracefulStop,
-    ) -> int:
+    ) -> ResumePlan:
         """Continue from the journal (finished trials kept, the rest run)."""
-        self.check_options(spec, options)
-        state = run.read_state()
-        extended = spec.search.num_samples != stored.search.num_samples
-        if state.get("status") == "completed" and not extended:
-            print(f"{run}: complete ({spec.total_trials} trials); nothing to resume", file=out)
-            return 0
-        if options.dry_run:
-            print(f"dry run: would resume {run} in-process from {run.journal_path.name}", file=out)
-            return 0
-        check_local_ray(out)
+        extended = plan.spec.search.num_samples != stored.search.num_samples
+        done = state.get("status") == "completed" and not extended
+        steps = () if done else (f"in-process from {run.journal_path.name}",)
+        gpu_plan = plan_gpus(plan.spec, None, options.allow_cpu, False)
+        return replace(plan, gpu_plan=gpu_plan, steps=steps)
+
+    def resume(
+        self, run: RunDir, plan: ResumePlan, options: EngineOptions, out: IO[str],
+        stop: GracefulStop,
+    ) -> int:  # fmt: skip
         from raysweep.local.drive import LocalOptions, drive_local
 
-        recorded_warm = run.read_warm_start(dict(state))
-        local = LocalOptions(
-            plan_gpus(spec, None, options.allow_cpu, False),
-            record=resumed_spec(run, stored, None, spec.search.num_samples, None)
-            if extended
-            else None,
-            warm_start=WarmStart.from_json(recorded_warm) if recorded_warm else None,
-            notes=self.notes(options),
-        )
-        return drive_local(spec, run, local, out, stop)
+        assert plan.gpu_plan is not None, "plan_resume sets it"
+        local = LocalOptions(plan.gpu_plan, plan.record, plan.warm_start, notes=self.notes(options))
+        return drive_local(plan.spec, run, local, out, stop)
 
 
 def check_local_ray(out: IO[str]) -> None:
