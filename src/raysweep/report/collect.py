@@ -76,6 +76,7 @@ def collect(
     records = [
         _record(t, metric, mode, master_seed, latest.get(t.trial_id, {}), infos.get(t.trial_id, {}))
         for t in trials
+        if not _never_started(t, latest, infos)
     ]
     losses = node_losses(events)
     for record in records:
@@ -135,6 +136,19 @@ def _record(
         ended_at=_iso(event.get("t")) if event.get("event") in ("ended", "errored") else None,
         gpu_ids=[str(g) for g in info.get("gpu_ids", [])],
         node_id=info.get("node_id"),
+    )
+
+
+def _never_started(trial: Any, latest: dict[str, Any], infos: dict[str, Any]) -> bool:
+    """A trial Ray ended before it ever ran: the run stopped (its time budget ran out, say)
+    while the trial waited for its worker. No start was recorded, no trial_info line and no
+    result: it is not one of the run's trials (as the trials never suggested are not)."""
+    return (
+        str(trial.status) == "TERMINATED"
+        and getattr(trial, "outcome", None) is None
+        and trial.trial_id not in latest
+        and trial.trial_id not in infos
+        and not (trial.last_result or {}).get("training_iteration")
     )
 
 

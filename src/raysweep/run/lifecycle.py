@@ -51,6 +51,9 @@ def drive_locked(
         run.mark("completed" if code == 0 else "failed", exit_code=code)
         log.print("")
         log.print(format_summary(result))
+        if not result.trials:  # exit 1: a night with nothing to show is a failed night
+            log.print("No trial started before the run ended: a stop.time_budget_s shorter "
+                      "than a trial's start-up ends a run so")  # fmt: skip
         log.print(f"Results: {run}")
         return code
 
