@@ -104,10 +104,10 @@ def test_the_time_budget_stops_either_engine_the_same_way(tmp_path: Path, engine
     data["search"]["num_samples"] = 100
     data["trainable_args"].update(num_boost_round=400, report_every=2)  # 200 reports a trial
     code, run, out = run_contract_sweep(tmp_path, data)
-    assert code == 0, out
-    assert run.read_state()["status"] == "completed"
     trials = results(run)
     assert len(trials) < 100  # none on a machine too busy to start a trial in 6 s (below)
+    assert code == (0 if trials else 1), out
+    assert run.read_state()["status"] == ("completed" if trials else "failed")
     for t in trials[:-1]:
         assert t["status"] == "completed" and t["iterations"] == 200, t
     assert all(t["status"] in ("completed", "stopped") for t in trials[-1:]), trials

@@ -88,7 +88,4 @@ class ProgressCallback(TrialProgress, TrialProgressCallback):
         self._live.pop(trial.trial_id, None)
 
     def on_experiment_end(self, trials: list[Any], **info: Any) -> None:
-        """The end of the trials the run's end stopped after its last step (its time
-        budget), then the display's last snapshot."""
-        self._end_terminated(trials)
         self.close(trials)
