@@ -1,9 +1,10 @@
 """BENCHMARKS.md's search-quality section, from the result's per-problem blocks only.
 
-Each problem: its per-budget ratio table (the best peer at each point, the medians, the
-ratio, the Wilcoxon p, the seeds raysweep is lower / equal / higher), every optimizer's
-median at the whole budget in one line, and a link to its curves; every optimizer's table
-of quartiles stays in the kept JSON. The targets and notes follow (harness/markdown.py).
+One table of every problem's ratio at each budget point (the ratio of medians, the best
+peer there, the Wilcoxon p, the seeds raysweep is lower / equal / higher), then a line
+per problem: every optimizer's median at the whole budget and a link to its curves. Each
+problem's own ratio table (with both medians) and every optimizer's table of quartiles
+stay in the kept JSON. The targets follow in BENCHMARKS.md's Targets table.
 """
 
 from __future__ import annotations
@@ -14,12 +15,11 @@ from typing import Any
 PROTOCOL_NOTE = (
     "Scored by [PROTOCOL.md](PROTOCOL.md): at each budget point the regret of the "
     "configuration each optimizer returns (raysweep: `sweep best` under the sweep's "
-    "`rank_by`; a peer: its own incumbent; before it names one, the best value observed), "
-    "the best peer chosen per point, the plain ratio of medians (raysweep's default over "
-    "that peer's), the two-sided Wilcoxon signed-rank p of the paired seeds "
-    '(`zero_method="zsplit"`) and the seeds where raysweep is lower / equal / higher. '
-    "Peers run on a simulated clock, raysweep through `sweep run` on a real one: they are "
-    "compared on the budget spent (fidelity steps), never on wall time."
+    "`rank_by`; a peer: its own incumbent), the best peer chosen per point, the plain ratio "
+    "of medians (raysweep's default over that peer's), the two-sided Wilcoxon signed-rank p "
+    "of the paired seeds and the seeds where raysweep is lower / equal / higher. Peers run "
+    "on a simulated clock, raysweep through `sweep run` on a real one: they are compared on "
+    "the budget spent (fidelity steps), never on wall time."
 )
 
 
@@ -35,25 +35,40 @@ def ratio_table(cells: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+def ratio_cell(c: Mapping[str, Any]) -> str:
+    """One budget point in the section's table: the ratio, the best peer there, the p-value
+    and the seeds raysweep is lower / equal / higher."""
+    return (f"{c['ratio']:.3g}x {c['best_peer'].removeprefix('peer: ')}, p {c['p']:.2g}, "
+            f"{c['lower']}/{c['equal']}/{c['higher']}")  # fmt: skip
+
+
 def problem_lines(problems: Mapping[str, Mapping[str, Any]], quick: bool) -> list[str]:
-    """The section's body: the protocol in a sentence, then each problem's block."""
+    """The section's body: the protocol in a sentence, one table of every problem's ratio
+    at each budget point, then a line per problem (its budget, every optimizer's median
+    at the whole budget, its curves) and its notes."""
     lines = [PROTOCOL_NOTE, ""]
+    points = next((list(b["cells"]) for b in problems.values() if b["cells"]), [])
+    if points:
+        lines += ["| problem | seeds | scored default | " + " | ".join(points) + " |",
+                  "|---" * (3 + len(points)) + "|"]  # fmt: skip
+        for problem, block in problems.items():
+            cells = [ratio_cell(block["cells"][p]) if p in block["cells"] else "—" for p in points]
+            lines.append(f"| {problem} | {len(block['seeds'])} | `{block['default']}` | "
+                         + " | ".join(cells) + " |")  # fmt: skip
+        lines.append("")
     for problem, block in problems.items():
         taken = f"; figures of {block['taken']}" if block.get("taken") else ""
-        lines += [f"**{problem}** ({len(block['seeds'])} seeds, {block['full_evals']} "
-                  f"full-fidelity evaluations' budget, {block['fidelity_steps']} fidelity "
-                  f"steps each; scored default `{block['default']}`{taken}):", ""]  # fmt: skip
-        if block["cells"]:
-            lines += [*block["ratio_table"], ""]
+        line = (f"**{problem}** ({block['full_evals']} full-fidelity evaluations' budget, "
+                f"{block['fidelity_steps']} fidelity steps each{taken})")  # fmt: skip
         if block.get("final"):
             medians = sorted(block["final"].items(), key=lambda kv: (kv[1] is None, kv[1]))
-            lines += ["Median regret at 100%, every optimizer: " + "; ".join(
+            line += ": median regret at 100%, " + "; ".join(
                 f"{k.split(': ', 1)[-1]} {'—' if v is None else format(v, '.3g')}"
-                for k, v in medians) + ".", ""]  # fmt: skip
+                for k, v in medians)  # fmt: skip
         if not quick:
             name = f"search_quality-{problem}.png"
-            lines += [f"Curves (every optimizer's median and quartiles): "
-                      f"[figures/{name}](figures/{name})", ""]  # fmt: skip
+            line += f". Curves: [figures/{name}](figures/{name})"
+        lines += [line + ".", ""]
         lines += [f"> {note}" for note in block["notes"]]
         lines += [""] if block["notes"] else []
     return lines

@@ -163,6 +163,7 @@ def test_the_section_shows_each_points_best_peer_ratio_p_and_counts() -> None:
              "taken": "2026-11-28"}  # fmt: skip
     text = "\n".join(problem_lines({"mfh3": block}, quick=False))
     assert "PROTOCOL.md" in text and "never on wall time" in text
-    assert "**mfh3** (30 seeds" in text and "figures of 2026-11-28" in text
-    assert row in text and "> mfh3 a note" in text
+    assert "| mfh3 | 30 | `tpe + asha` | 0.5x dehb, p 0.012, 20/3/7 |" in text
+    assert "**mfh3** (20 full-fidelity evaluations' budget" in text
+    assert "figures of 2026-11-28" in text and "> mfh3 a note" in text
     assert "[figures/search_quality-mfh3.png](figures/search_quality-mfh3.png)" in text
