@@ -76,13 +76,10 @@ class ProgressCallback(TrialProgress, TrialProgressCallback):
         (An interrupted run's trials stay RUNNING through its last step: they are
         resumed, not ended.)
         """
-        self._end_terminated(trials)
-        self.tick(trials)
-
-    def _end_terminated(self, trials: list[Any]) -> None:
         for trial in [t for t in self._live.values() if str(t.status) == "TERMINATED"]:
             self._ended(trial)
             self.trial_ended(trial, trials)
+        self.tick(trials)
 
     def _ended(self, trial: Any) -> None:
         self._live.pop(trial.trial_id, None)

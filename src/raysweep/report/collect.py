@@ -145,7 +145,6 @@ def _never_started(trial: Any, latest: dict[str, Any], infos: dict[str, Any]) ->
     result: it is not one of the run's trials (as the trials never suggested are not)."""
     return (
         str(trial.status) == "TERMINATED"
-        and getattr(trial, "outcome", None) is None
         and trial.trial_id not in latest
         and trial.trial_id not in infos
         and not (trial.last_result or {}).get("training_iteration")
