@@ -254,3 +254,106 @@ def test_run_and_resume_are_sequenced_in_the_orchestrator_not_in_an_engine() -> 
         if name in path.read_text(encoding="utf-8")
     ]
     assert offenders == []
+
+
+# The layers that read trials only as raysweep's ``TrialView`` (results/trial_view.py)
+TRIAL_READERS = (f"{PACKAGE}.report", f"{PACKAGE}.run", f"{PACKAGE}.results", f"{PACKAGE}.rundir",
+                 f"{PACKAGE}.status", f"{PACKAGE}.nightly", f"{PACKAGE}.views",
+                 f"{PACKAGE}.engines", *UPWARD)  # fmt: skip
+ENGINE_TRIAL_TYPES = (f"{PACKAGE}.local.trial", "ray.tune.experiment")
+
+
+def _trial_probes(path: Path) -> list[int]:
+    """Lines of ``getattr(<...trial...>, ...)``: asking an engine's trial what it has."""
+
+    def names_a_trial(node: ast.AST) -> bool:
+        name = node.id if isinstance(node, ast.Name) else getattr(node, "attr", "")
+        return "trial" in str(name).lower()
+
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and node.args
+        and names_a_trial(node.args[0])
+    ]
+
+
+def test_the_walker_finds_a_trial_probe(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text('x = getattr(trial, "outcome", None)\ny = getattr(spec, "stop", None)\n')
+    assert _trial_probes(sample) == [1]
+
+
+def test_no_module_outside_an_engine_reads_an_engines_trial_type() -> None:
+    """Engines hand over TrialViews: the layers above import neither engine's trial type
+    and probe no trial object for what it happens to carry."""
+    modules = _modules()
+    offenders = [
+        f"{module}:{line} imports {name}"
+        for module, path in modules.items()
+        if _package_of(module, TRIAL_READERS)
+        for name, line in _imports(module, path)
+        if _package_of(name, ENGINE_TRIAL_TYPES)
+    ]
+    offenders += [
+        f"{module}:{line} probes a trial with getattr"
+        for module, path in modules.items()
+        if _package_of(module, TRIAL_READERS)
+        for line in _trial_probes(path)
+    ]
+    assert any(_package_of(m, (f"{PACKAGE}.report",)) for m in modules)  # the walk found them
+    assert offenders == []
+
+
+# a scheduler's on_trial_* and the positional arguments it takes (its controller, the
+# trial, the result); a searcher's on_trial_result/complete take a trial id, a result
+SCHEDULER_CALLS = {"on_trial_add": 2, "on_trial_result": 3, "on_trial_complete": 3,
+                   "on_trial_error": 2, "on_trial_remove": 2}  # fmt: skip
+DECIDER = f"{PACKAGE}.schedulers.decider"
+
+
+def _scheduler_calls(path: Path) -> list[int]:
+    """Lines calling a scheduler's ``on_trial_*``, except in a method of the same name
+    passing the call on to the scheduler it wraps."""
+    found: list[int] = []
+
+    def visit(node: ast.AST, function: str | None) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            function = node.name
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and len(node.args) >= SCHEDULER_CALLS.get(node.func.attr, 99)
+            and function != node.func.attr
+        ):
+            found.append(node.lineno)
+        for child in ast.iter_child_nodes(node):
+            visit(child, function)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), None)
+    return sorted(found)
+
+
+def test_the_walker_finds_a_scheduler_call(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "def replay(s, c, t):\n    s.on_trial_result(c, t, {})\n    q.on_trial_result('id', {})\n"
+        "def on_trial_add(self, c, t):\n    self.inner.on_trial_add(c, t)\n"
+    )
+    assert _scheduler_calls(sample) == [2]
+
+
+def test_ray_controllers_call_order_is_written_once() -> None:
+    """Searcher, scheduler and stop rule are told of trials in Ray Tune's order by one class
+    (schedulers/decider.py), for the local engine live, its replay and the Ray resume replay."""
+    offenders = [
+        f"{module}:{line}"
+        for module, path in _modules().items()
+        if module != DECIDER
+        for line in _scheduler_calls(path)
+    ]
+    assert _scheduler_calls(_modules()[DECIDER])  # the walk sees the decider's own calls
+    assert offenders == []

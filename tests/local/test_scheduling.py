@@ -1,4 +1,4 @@
-"""Ray Tune's schedulers driven by the local engine through raysweep's adapter (no None)."""
+"""Ray Tune's schedulers driven for local trials through the one decider (no None controller)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import threading
 from ray.tune.schedulers import AsyncHyperBandScheduler, MedianStoppingRule
 
 from raysweep.local.backend import ThreadBackend
-from raysweep.local.scheduling import ControllerStandIn, SchedulerAdapter
 from raysweep.local.trial import LocalTrial
 from raysweep.report.collect import collect
+from raysweep.schedulers.decider import ControllerStandIn, Decider
 
 
 def trial(trial_id: str, index: int) -> LocalTrial:
@@ -28,28 +28,29 @@ def test_rays_own_median_rule_asks_the_stand_in_for_live_trials() -> None:
 
     rule = MedianStoppingRule(time_attr="training_iteration", metric="loss", mode="min",
                               grace_period=1, min_samples_required=3)  # fmt: skip
-    adapter = SchedulerAdapter(rule, ControllerStandIn(live))
+    decider = Decider(rule, ControllerStandIn(live, lambda t: t.live), "training_iteration")
     for t in trials:
-        adapter.added(t)
-    assert not adapter.should_stop(trials[0], {"training_iteration": 2, "loss": 1.0})
+        decider.added(t)
+    assert not decider.result(trials[0], {"training_iteration": 2, "loss": 1.0})
     assert asked, "the rule never asked its controller"
 
 
 def test_the_stand_in_lists_only_trials_that_have_not_ended() -> None:
     trials = [trial("a", 0), trial("b", 1)]
     trials[0].finish("stopped", 1.0)
-    assert ControllerStandIn(lambda: trials).get_live_trials() == [trials[1]]
+    assert ControllerStandIn(lambda: trials, lambda t: t.live).get_live_trials() == [trials[1]]
 
 
 def test_asha_stops_a_worse_trial_at_its_rung_through_the_adapter() -> None:
     asha = AsyncHyperBandScheduler(time_attr="training_iteration", metric="loss", mode="min",
                                    max_t=4, grace_period=1, reduction_factor=2)  # fmt: skip
     good, bad = trial("a", 0), trial("b", 1)
-    adapter = SchedulerAdapter(asha, ControllerStandIn(lambda: [good, bad]))
-    adapter.added(good)
-    adapter.added(bad)
-    assert not adapter.should_stop(good, {"training_iteration": 1, "loss": 0.1})
-    assert adapter.should_stop(bad, {"training_iteration": 1, "loss": 0.9})
+    stand_in = ControllerStandIn(lambda: [good, bad], lambda t: t.live)
+    decider = Decider(asha, stand_in, "training_iteration")
+    decider.added(good)
+    decider.added(bad)
+    assert not decider.result(good, {"training_iteration": 1, "loss": 0.1})
+    assert decider.result(bad, {"training_iteration": 1, "loss": 0.9})
 
 
 def test_collect_takes_the_outcome_the_engine_recorded() -> None:
@@ -58,7 +59,8 @@ def test_collect_takes_the_outcome_the_engine_recorded() -> None:
     for t, outcome in ((done, "completed"), (stopped, "stopped"), (failed, "errored")):
         t.add_row({"training_iteration": 1, "loss": 0.5})
         t.finish(outcome, 1.0)
-    result = collect([done, stopped, failed, waiting], "n", "loss", "min", master_seed=1)
+    trials = [t.view() for t in (done, stopped, failed, waiting)]
+    result = collect(trials, "n", "loss", "min", master_seed=1)
     assert [r.status for r in result.trials] == ["completed", "stopped", "errored", "pending"]
     assert result.trials[2].error == "trial failed (no error text was kept)"
     assert result.trials[0].error is None

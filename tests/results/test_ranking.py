@@ -139,19 +139,17 @@ def test_best_ranked_results_json_is_as_it_always_was(tmp_path: Path) -> None:
 
 def test_collect_takes_the_rule_from_the_spec(tmp_path: Path) -> None:
     import raysweep.trainables  # noqa: F401
-    from raysweep.local.trial import LocalTrial
-    from raysweep.search.indexed import INDEX_KEY
+    from raysweep.results.trial_view import INDEX_KEY, TrialView
 
     spec = load_spec(REPO / "sweeps" / "trading.json")
     run = RunDir(tmp_path / "r")
     run.path.mkdir()
     trials = []
     for i, (trial_id, *_) in enumerate((PEAKED, STEADY)):
-        trial = LocalTrial(trial_id, {INDEX_KEY: i, "x": float(i)}, status="TERMINATED")
         folds = [3.73, 1.0, 0.1, 0.009] if trial_id == "peaked" else [0.9, 1.2, 1.15, 1.1]
-        for fold, value in enumerate(folds, 1):
-            trial.add_row({"composite": value, "training_iteration": fold})
-        trials.append(trial)
+        last = {"composite": folds[-1], "training_iteration": len(folds)}
+        seen = {"composite": {"min": min(folds), "max": max(folds), "last": folds[-1]}}
+        trials.append(TrialView(trial_id, {INDEX_KEY: i, "x": float(i)}, "ended", last, seen))
     result = collect_spec_trials(spec, run, trials)
     assert result.rank_by == "last"
     assert [t.best_metric for t in result.trials] == [3.73, 1.2]

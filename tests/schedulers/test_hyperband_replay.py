@@ -1,7 +1,8 @@
 """Hyperband's history replayed on resume: paused trials wait, and the bracket halves as before.
 
 Ray Tune's own scheduler and Trial objects; the controller Hyperband talks to is
-raysweep's stand-in (``SimulatedController``), which stops a trial as Ray's does.
+raysweep's one stand-in (``schedulers.decider.ControllerStandIn``), stopping a trial as
+Ray's does.
 Brackets of max_t 9, eta 3: trials 0-2 run straight to 9, trials 3-7 are halved
 at 3 (2 of 5 kept), trial 8 starts the next bracket.
 """
@@ -16,7 +17,7 @@ from ray.tune.schedulers import TrialScheduler
 from raysweep._raycompat.paused_trials import released
 from raysweep.config.schema import HyperbandScheduler as HyperbandConfig
 from raysweep.schedulers.hyperband import make_hyperband
-from raysweep.schedulers.hyperband_replay import SimulatedController, replay_hyperband
+from raysweep.schedulers.hyperband_replay import hyperband_decider, replay_hyperband
 
 LOSS_AT_3 = {3: 5.0, 4: 1.0, 5: 4.0, 6: 2.0, 7: 3.0}  # trials 4 and 6 are the best two
 
@@ -53,7 +54,7 @@ def test_the_bracket_halves_as_the_uninterrupted_one_when_the_last_trial_arrives
     scheduler, trials, history = killed_experiment()
     for trial in replay_hyperband(scheduler, trials, history, lambda row: False).waiting:
         trial.status = Trial.PAUSED  # what the driver does in Ray's controller
-    controller: Any = SimulatedController(scheduler, trials)
+    controller: Any = hyperband_decider(scheduler, trials).controller
     trials[7].status = Trial.RUNNING
     decision = scheduler.on_trial_result(controller, trials[7], rows(7, 3)[-1])
     assert decision == TrialScheduler.STOP  # 3.0 is third best: halved away

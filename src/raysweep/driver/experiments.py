@@ -9,9 +9,9 @@ trial index it starts counting from.
 
 from __future__ import annotations
 
-from typing import Any
-
 from raysweep._raycompat.experiment_state import FINAL_STATUSES
+from raysweep.driver.trial_view import trial_view
+from raysweep.results.trial_view import TrialView
 from raysweep.rundir import Part, RunDir
 
 
@@ -27,11 +27,11 @@ def is_finished(run: RunDir, part: Part, retry_errored: bool) -> bool:
     return len(trials) >= part.trials and all(t["status"] in final for t in trials)
 
 
-def load_trials(run: RunDir, parts: list[Part], metric: str, mode: str) -> list[Any]:
-    """Ray Trial objects of every part, from each experiment's newest snapshot."""
+def load_trials(run: RunDir, parts: list[Part], metric: str, mode: str) -> list[TrialView]:
+    """The trials of every part, from each experiment's newest snapshot."""
     from ray.tune import ExperimentAnalysis
 
-    trials: list[Any] = []
+    trials: list[TrialView] = []
     for part in parts:
         if not run.has_snapshot(part):
             continue
@@ -39,5 +39,5 @@ def load_trials(run: RunDir, parts: list[Part], metric: str, mode: str) -> list[
         analysis = ExperimentAnalysis(
             path, storage_filesystem=fs, default_metric=metric, default_mode=mode
         )
-        trials.extend(analysis.trials)
+        trials.extend(trial_view(t) for t in analysis.trials)
     return trials

@@ -11,7 +11,8 @@ from typing import Any
 
 from ray.tune.progress_reporter import TrialProgressCallback
 
-from raysweep.run.progress import TrialProgress, error_text
+from raysweep.driver.trial_view import error_text, trial_view
+from raysweep.run.progress import TrialProgress
 
 
 class ProgressCallback(TrialProgress, TrialProgressCallback):
@@ -44,11 +45,11 @@ class ProgressCallback(TrialProgress, TrialProgressCallback):
         self._primed = True
         for other in trials:
             if other is not current and str(other.status) in ("TERMINATED", "ERROR"):
-                self.count_finished(other, errored=str(other.status) == "ERROR")
+                self.count_finished(trial_view(other))
 
-    def running(self, trials: list[Any]) -> int:
-        """Ray's RUNNING trials (a paused HyperBand trial is not running)."""
-        return sum(1 for t in trials if str(t.status) == "RUNNING")
+    def running(self) -> int:
+        """The trials started here that Ray runs now (a paused Hyperband trial is not)."""
+        return sum(1 for t in self._live.values() if str(t.status) == "RUNNING")
 
     def on_trial_result(
         self, iteration: int, trials: list[Any], trial: Any, result: dict[Any, Any], **info: Any
@@ -58,17 +59,17 @@ class ProgressCallback(TrialProgress, TrialProgressCallback):
     def on_trial_start(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
         self._prime(trials, trial)
         self._live[trial.trial_id] = trial
-        self.trial_started(trial, trials)
+        self.trial_started(trial_view(trial))
 
     def on_trial_complete(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
         self._prime(trials, trial)
         self._ended(trial)
-        self.trial_ended(trial, trials)
+        self.trial_ended(trial_view(trial))
 
     def on_trial_error(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
         self._prime(trials, trial)
         self._ended(trial)
-        self.trial_ended(trial, trials, error_text(trial))
+        self.trial_ended(trial_view(trial), error_text(trial))
 
     def on_step_end(self, iteration: int, trials: list[Any], **info: Any) -> None:
         """A redraw; and the end of every trial Ray Tune stopped in this step unannounced.
@@ -78,11 +79,11 @@ class ProgressCallback(TrialProgress, TrialProgressCallback):
         """
         for trial in [t for t in self._live.values() if str(t.status) == "TERMINATED"]:
             self._ended(trial)
-            self.trial_ended(trial, trials)
-        self.tick(trials)
+            self.trial_ended(trial_view(trial))
+        self.tick()
 
     def _ended(self, trial: Any) -> None:
         self._live.pop(trial.trial_id, None)
 
     def on_experiment_end(self, trials: list[Any], **info: Any) -> None:
-        self.close(trials)
+        self.close()

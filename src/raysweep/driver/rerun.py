@@ -22,6 +22,7 @@ from typing import IO, Any
 from raysweep.config.schema import SweepSpec
 from raysweep.driver.fit import run_tuner
 from raysweep.driver.ray_session import RayOptions, ray_running, ray_session
+from raysweep.driver.trial_view import trial_view
 from raysweep.errors import ConfigError, SweepError
 from raysweep.gpu.allocation import GPUPlan, gpu_env
 from raysweep.gpu.planning import plan_gpus, recorded_spec
@@ -145,7 +146,9 @@ def run_alone(
             reuse_actors=False,
         )
         trials = run_tuner(spec, options)
-        return collect(trials, spec.name, spec.metric, spec.mode, spec.seed).trials[0]
+        return collect(
+            [trial_view(t) for t in trials], spec.name, spec.metric, spec.mode, spec.seed
+        ).trials[0]
 
 
 def _resolved_gpus(spec: SweepSpec, run: RunDir, cpu_fallback: bool) -> SweepSpec:

@@ -34,6 +34,7 @@ from raysweep.driver.ray_session import (
 )
 from raysweep.driver.scheduler_history import recorded_trials
 from raysweep.driver.shipping import Shipment, plan_shipment
+from raysweep.driver.trial_view import trial_view
 from raysweep.gpu.allocation import GPUPlan, gpu_env
 from raysweep.gpu.monitor import ResourceMonitor
 from raysweep.gpu.sharing import gpu_sharing
@@ -41,6 +42,7 @@ from raysweep.report.preload import preload_report_imports
 from raysweep.repro.determinism import DETERMINISM_ENV
 from raysweep.repro.manifest import add_manifest_warning
 from raysweep.results.records import SweepResult
+from raysweep.results.trial_view import TrialView
 from raysweep.run.lifecycle import drive_locked, start_run
 from raysweep.run.opening import announce_opening
 from raysweep.run.outputs import collect_result, write_outputs
@@ -235,7 +237,7 @@ def _run_phase(
     )
     # the earlier experiments' trials: the count and best so far
     for trial in load_trials(run, parts[:index], spec.metric, spec.mode):
-        progress.count_finished(trial, errored=str(trial.status) == "ERROR")
+        progress.count_finished(trial)
     restoring = phase.kind == "restore"
     storage_path, storage_fs = run.ray_storage()
     build = BuildOptions(
@@ -314,17 +316,17 @@ def _log_warm_start(warm_start: WarmStart | None, phases: list[Phase], log: RunL
 
 def run_trials(
     spec: SweepSpec, run: RunDir, live: Mapping[str, list[Any]] | None = None
-) -> list[Any]:
+) -> list[TrialView]:
     """The trials of every experiment of the run (what results.json is collected from).
 
     ``live``: Trial objects of experiments run by this process (Ray's own, as the
     ResultGrid has them); the others are read from their last snapshot.
     """
     live = live or {}
-    trials: list[Any] = []
+    trials: list[TrialView] = []
     for part in run.parts():
         if part.dir in live:
-            trials.extend(live[part.dir])
+            trials.extend(trial_view(t) for t in live[part.dir])
         else:
             trials.extend(load_trials(run, [part], spec.metric, spec.mode))
     return trials

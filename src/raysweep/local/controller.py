@@ -3,8 +3,8 @@
 ``"execution": "local"`` runs the built-in GBM trainables without Ray: the same
 searcher chain (``tuner.search_alg.build_searcher``: trial indices, warm-start
 points, strict batching) and scheduler (``tuner.build.build_scheduler``: Ray Tune's
-ASHA or median rule, through ``local.scheduling``) are called in the order Ray
-Tune's controller calls them, and each trial trains through the same ``fit_gbm``
+ASHA or median rule) are called in the order Ray Tune's controller calls them
+(``schedulers.decider``), and each trial trains through the same ``fit_gbm``
 with the same seed, data split and checkpoint segments as a Ray trial. The
 controller decides (what to suggest, when a trial stops, the stop rules, what a
 failure means); the backend (``local.backend``) runs the trials, as Syne Tune
@@ -33,9 +33,9 @@ from ray.tune.search import Searcher
 from raysweep.config.schema import SweepSpec
 from raysweep.local.backend import ThreadBackend
 from raysweep.local.journal import Journal
-from raysweep.local.scheduling import ControllerStandIn, SchedulerAdapter
 from raysweep.local.trial import RUNNING, LocalTrial
 from raysweep.local.trial_info import TrialInfoLog
+from raysweep.schedulers.decider import ControllerStandIn, Decider
 from raysweep.trainables.builtins import Reporter
 from raysweep.trainables.context import TrialContext
 from raysweep.tuner.build import TIME_ATTR, constant_space, trial_plan
@@ -76,7 +76,8 @@ class LocalController:
         self.spec = spec
         self.plan = trial_plan(spec)  # the spec's part of every trial's context, as a Ray trial's
         self.searcher = searcher
-        self.scheduler = SchedulerAdapter(scheduler, ControllerStandIn(lambda: self.order))
+        stand_in = ControllerStandIn(lambda: self.order, lambda t: t.live)
+        self.decider = Decider(scheduler, stand_in, TIME_ATTR, spec.stop.max_iterations, searcher)
         self.journal = journal
         self.trial_info = trial_info
         self.error_path = error_path
@@ -156,7 +157,7 @@ class LocalController:
         trial = LocalTrial(trial_id, config)
         self.trials[trial_id] = trial
         self.order.append(trial)
-        self.scheduler.added(trial)
+        self.decider.added(trial)
         return trial
 
     # -- one trial (a pool thread) -----------------------------------------------------
@@ -200,8 +201,6 @@ class LocalController:
             self.journal.ended(trial.end_record())
 
     def _reporter(self, trial: LocalTrial, started: float) -> Reporter:
-        limit = self.spec.stop.max_iterations
-
         def report(values: dict[str, float], _checkpoint: Path | None) -> None:
             if self.abort.is_set():
                 raise SweepAborted
@@ -209,23 +208,15 @@ class LocalController:
                    "time_total_s": time.monotonic() - started}  # fmt: skip
             with self.lock:
                 trial.add_row(row)
-                if (limit and row[TIME_ATTR] >= limit) or self.out_of_time.is_set():
-                    raise TrialStopped  # Ray's stop rule: the scheduler is not asked
-                if self.scheduler.should_stop(trial, row):
+                if self.decider.result(trial, row, stop_now=self.out_of_time.is_set()):
                     raise TrialStopped
-                self.searcher.on_trial_result(trial.trial_id, row)
 
         return report
 
     def complete(self, trial: LocalTrial) -> None:
         """Tell the scheduler and searcher that ``trial`` ended (Ray Tune's calls)."""
-        if trial.outcome == "errored":
-            self.scheduler.errored(trial)
-            self.searcher.on_trial_complete(trial.trial_id, error=True)
-        else:
-            result = dict(trial.last_result)
-            self.scheduler.completed(trial, result)
-            self.searcher.on_trial_complete(trial.trial_id, result=result)
+        errored = trial.outcome == "errored"
+        self.decider.ended(trial, None if errored else trial.last_result, error=errored)
 
     def context(self, index: int) -> TrialContext:
         """The trial context a Ray trial of this index gets (seed, threads, checkpoints)."""

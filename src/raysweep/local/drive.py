@@ -73,7 +73,7 @@ def _drive(
     with ResourceMonitor(run.usage_path, gpu_ids=()):
         trials = _run_trials(spec, run, options, log, stop)
     stop.check()
-    result = collect_result(spec, run, trials, started)
+    result = collect_result(spec, run, [t.view() for t in trials], started)
     write_outputs(result, run)
     return result
 
@@ -114,7 +114,7 @@ def _run_trials(
     from raysweep.local.journal import Journal
     from raysweep.local.replay import replay
     from raysweep.local.trial_info import TrialInfoLog
-    from raysweep.run.progress import TrialProgress, error_text
+    from raysweep.run.progress import TrialProgress
     from raysweep.tuner.build import build_scheduler, constant_space
     from raysweep.tuner.search_alg import build_searcher
 
@@ -151,22 +151,20 @@ def _run_trials(
         )  # fmt: skip
         for trial in controller.order:  # finished before this invocation: kept as recorded
             if trial.outcome is not None:
-                progress.count_finished(trial, errored=trial.outcome == "errored")
+                progress.count_finished(trial.view())
         progress.start()
-        trials = controller.order  # grows as trials are suggested
 
         def started(trial: LocalTrial) -> None:
-            progress.trial_started(trial, trials)
+            progress.trial_started(trial.view())
 
         def ended(trial: LocalTrial) -> None:
-            error = error_text(trial) if trial.outcome == "errored" else None
-            progress.trial_ended(trial, trials, error)
+            view = trial.view()
+            progress.trial_ended(view, view.error)
 
-        hooks = Hooks(started, ended, lambda: progress.tick(trials),
-                      lambda: stop.received is not None)  # fmt: skip
+        hooks = Hooks(started, ended, progress.tick, lambda: stop.received is not None)
         try:
             done = controller.run(hooks)
         finally:
-            progress.close(trials)
+            progress.close()
             trial_info.close()
     return done

@@ -16,7 +16,6 @@ from typing import Any
 from raysweep.local.controller import LocalController
 from raysweep.local.journal import END, SUGGEST
 from raysweep.local.trial import LocalTrial
-from raysweep.tuner.build import TIME_ATTR
 
 
 @dataclass
@@ -52,13 +51,9 @@ def replay(controller: LocalController, records: list[dict[str, Any]]) -> Replay
 
 def _replay_end(controller: LocalController, trial: LocalTrial, record: dict[str, Any]) -> None:
     """The rows and end of one finished trial, as the controller made them."""
-    limit = controller.spec.stop.max_iterations
     for row in record.get("rows") or []:
         trial.add_row(dict(row))
-        if limit and int(row.get(TIME_ATTR, 0)) >= limit:
-            continue  # the stop rule ended it here; the scheduler was not asked
-        if not controller.scheduler.should_stop(trial, dict(row)):
-            controller.searcher.on_trial_result(trial.trial_id, dict(row))
+        controller.decider.result(trial, dict(row))  # decided when it was recorded
     trial.started = record.get("started")
     trial.error_file = record.get("error_file")
     trial.finish(str(record["status"]), float(record.get("ended") or 0.0))

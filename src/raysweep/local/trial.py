@@ -1,19 +1,19 @@
 """A trial of the local engine: its suggestion, its rows, and the outcome the engine recorded.
 
-``report.collect.collect`` and the progress display (``run.progress``) read a trial's
-``trial_id``, ``config``, ``last_result``, ``metric_analysis``, ``error_file`` and
-``path``, and its ``outcome`` (``completed``, ``stopped`` or ``errored``) as the
-controller decided it; Ray Tune's schedulers, through ``local.scheduling``, read
-``trial_id``. ``status`` is raysweep's own (results.json's ``status`` words).
+Collect and the progress display read it as a ``TrialView`` (:meth:`LocalTrial.view`),
+its ``outcome`` (``completed``, ``stopped`` or ``errored``) as the controller decided
+it; Ray Tune's schedulers, through ``schedulers.decider``, read ``trial_id``. ``status``
+is raysweep's own (results.json's ``status`` words).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from raysweep.search.indexed import INDEX_KEY
+from raysweep.results.trial_view import INDEX_KEY, NO_ERROR_TEXT, TrialState, TrialView
 
 PENDING, RUNNING = "pending", "running"
 OUTCOMES = ("completed", "stopped", "errored")
@@ -29,8 +29,7 @@ class LocalTrial:
     last_result: dict[str, Any] = field(default_factory=dict)
     metric_analysis: dict[str, dict[str, float]] = field(default_factory=dict)
     rows: list[dict[str, Any]] = field(default_factory=list)
-    error_file: str | None = None
-    path: str | None = None  # Ray's trial folder; a local trial has none
+    error_file: str | None = None  # where the error text of a failed trial is kept
     outcome: str | None = None  # completed, stopped or errored, once it ended
     started: float | None = None
     ended: float | None = None
@@ -64,6 +63,32 @@ class LocalTrial:
         self.rows.clear()
         self.last_result = {}
         self.metric_analysis = {}
+
+    def view(self) -> TrialView:
+        """The trial as collect and the progress display read it (a copy, as of now)."""
+        state: TrialState = "pending"
+        if self.outcome is not None:
+            state = "errored" if self.outcome == "errored" else "ended"
+        elif self.status == RUNNING:
+            state = "running"
+        return TrialView(
+            trial_id=self.trial_id,
+            config=dict(self.config),
+            state=state,
+            last_result=dict(self.last_result),
+            metric_analysis={k: dict(v) for k, v in self.metric_analysis.items()},
+            outcome=self.outcome,  # type: ignore[arg-type]  # one of OUTCOMES (finish)
+            error=self.error_text() if self.outcome == "errored" else None,
+        )
+
+    def error_text(self) -> str:
+        """A failed trial's error text, from its ``error_file``."""
+        if self.error_file:
+            try:
+                return Path(self.error_file).read_text(encoding="utf-8", errors="replace").strip()
+            except OSError:
+                pass
+        return NO_ERROR_TEXT
 
     def end_record(self) -> dict[str, Any]:
         """The journal's ``end`` record of this trial."""

@@ -1,10 +1,9 @@
-"""Ray's experiment state -> SweepResult. The only report module that reads Ray objects."""
+"""An engine's trials (``TrialView``s) and the run's event logs -> SweepResult."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from raysweep.report.pareto import mark_pareto
@@ -17,13 +16,13 @@ from raysweep.results.records import (
     clean_number,
     ended_status,
 )
-from raysweep.search.indexed import INDEX_KEY
+from raysweep.results.trial_view import INDEX_KEY, NO_ERROR_TEXT, TrialView
 
 if TYPE_CHECKING:
     from raysweep.config.schema import SweepSpec
     from raysweep.rundir import RunDir
 
-# Keys Ray Tune adds to every result (not what the trainable reported)
+# Keys an engine adds to every result (Ray Tune's; not what the trainable reported)
 RAY_BOOKKEEPING = {
     "config",
     "date",
@@ -45,13 +44,9 @@ RAY_BOOKKEEPING = {
     "done",
 }
 
-_OWN_STATUSES: dict[str, TrialStatus] = {
-    s: s for s in ("completed", "stopped", "errored", "running", "pending")
-}
-
 
 def collect(
-    trials: list[Any],
+    trials: Sequence[TrialView],
     name: str,
     metric: str,
     mode: str,
@@ -61,7 +56,7 @@ def collect(
     max_iterations: int | None = None,
     objectives: Sequence[tuple[str, str]] = (),
 ) -> SweepResult:
-    """Build a SweepResult from Ray Tune Trial objects (ResultGrid or ExperimentAnalysis).
+    """Build a SweepResult from an engine's trials.
 
     ``objectives``: ``(metric, mode)`` pairs of a multi-objective sweep; each record
     is then marked ``pareto_optimal`` (report/pareto.py).
@@ -89,7 +84,7 @@ def collect(
     return SweepResult(name=name, metric=metric, mode=mode, trials=records)
 
 
-def collect_spec_trials(spec: SweepSpec, run: RunDir, trials: list[Any]) -> SweepResult:
+def collect_spec_trials(spec: SweepSpec, run: RunDir, trials: Sequence[TrialView]) -> SweepResult:
     """:func:`collect` of ``trials`` with the spec's objective, ranking and the run's event logs."""
     result = collect(
         trials,
@@ -107,7 +102,7 @@ def collect_spec_trials(spec: SweepSpec, run: RunDir, trials: list[Any]) -> Swee
 
 
 def _record(
-    trial: Any,
+    trial: TrialView,
     metric: str,
     mode: str,
     master_seed: int,
@@ -118,7 +113,7 @@ def _record(
     index = int(config.pop(INDEX_KEY, -1))
     last = {
         k: clean_number(v)
-        for k, v in (trial.last_result or {}).items()
+        for k, v in trial.last_result.items()
         if k not in RAY_BOOKKEEPING and not isinstance(v, dict)
     }
     status = _status(trial, info)
@@ -131,7 +126,7 @@ def _record(
         iterations=int(last.get("training_iteration") or 0),
         last=last,
         best_metric=_best(trial, metric, mode),
-        error=_error(trial) if status == "errored" else None,
+        error=(trial.error or NO_ERROR_TEXT) if status == "errored" else None,
         started_at=_iso(event.get("started")),
         ended_at=_iso(event.get("t")) if event.get("event") in ("ended", "errored") else None,
         gpu_ids=[str(g) for g in info.get("gpu_ids", [])],
@@ -139,55 +134,36 @@ def _record(
     )
 
 
-def _never_started(trial: Any, latest: dict[str, Any], infos: dict[str, Any]) -> bool:
-    """A trial Ray ended before it ever ran: the run stopped (its time budget ran out, say)
-    while the trial waited for its worker. No start was recorded, no trial_info line and no
-    result: it is not one of the run's trials (as the trials never suggested are not)."""
+def _never_started(trial: TrialView, latest: dict[str, Any], infos: dict[str, Any]) -> bool:
+    """A trial the engine ended before it ever ran: the run stopped (its time budget ran
+    out, say) while the trial waited for its worker. No start was recorded, no trial_info
+    line and no result: it is not one of the run's trials (as the trials never suggested
+    are not)."""
     return (
-        str(trial.status) == "TERMINATED"
+        trial.state == "ended"
+        and trial.outcome is None
         and trial.trial_id not in latest
         and trial.trial_id not in infos
-        and not (trial.last_result or {}).get("training_iteration")
+        and not trial.iterations
     )
 
 
-def _status(trial: Any, info: dict[str, Any]) -> TrialStatus:
-    """The engine's recorded ``outcome`` when it has one, else from Ray's trial status.
+def _status(trial: TrialView, info: dict[str, Any]) -> TrialStatus:
+    """The engine's ``outcome`` when it decided one, else from the trial's state.
 
-    A Ray trial ended by its scheduler and one that returned are both TERMINATED:
+    A Ray trial ended by its scheduler and one that returned both just end:
     trial_info.jsonl's ``returned`` tells them apart.
     """
-    outcome = getattr(trial, "outcome", None) or str(trial.status)
-    if outcome in _OWN_STATUSES:  # recorded by the engine (an ended or unfinished local trial)
-        return _OWN_STATUSES[outcome]
-    status = str(trial.status)
-    if status == "ERROR":
-        return "errored"
-    if status == "TERMINATED":
+    if trial.outcome is not None:
+        return trial.outcome
+    if trial.state == "ended":
         return "completed" if info.get("returned", not info) else "stopped"
-    if status == "RUNNING":
-        return "running"
-    return "pending"
+    return trial.state
 
 
-def _best(trial: Any, metric: str, mode: str) -> float | None:
-    analysis = getattr(trial, "metric_analysis", {}) or {}
-    value = analysis.get(metric, {}).get(mode)
-    if value is None:
-        value = (trial.last_result or {}).get(metric)
-    value = clean_number(value)
+def _best(trial: TrialView, metric: str, mode: str) -> float | None:
+    value = clean_number(trial.best_value(metric, mode))
     return float(value) if isinstance(value, int | float) else None
-
-
-def _error(trial: Any) -> str:
-    candidates = [getattr(trial, "error_file", None)]
-    path = getattr(trial, "path", None)
-    if path:  # the copy in the run directory outlives Ray's session directory
-        candidates.append(str(Path(path) / "error.txt"))
-    for candidate in candidates:
-        if candidate and Path(candidate).is_file():
-            return Path(candidate).read_text(encoding="utf-8", errors="replace").strip()
-    return "trial failed (no error text was kept)"
 
 
 def _merge_trial_info(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -1,6 +1,6 @@
 """Collect and write, for any engine: trial records -> SweepResult -> the run's outputs.
 
-An engine hands its trials (records shaped like ``report.collect`` reads them) to
+An engine hands its trials (``TrialView``s, results/trial_view.py) to
 :func:`collect_result`; :func:`write_outputs` writes results.json/csv,
 best_config.json and the reports. Ray's trials and the local engine's go the same way.
 """
@@ -8,17 +8,21 @@ best_config.json and the reports. Ray's trials and the local engine's go the sam
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from raysweep.report.collect import collect_spec_trials
 from raysweep.results.records import WALL_TIME_DECIMALS, SweepResult
+from raysweep.results.trial_view import TrialView
 
 if TYPE_CHECKING:
     from raysweep.config.schema import SweepSpec
     from raysweep.rundir import RunDir
 
 
-def collect_result(spec: SweepSpec, run: RunDir, trials: list[Any], started: float) -> SweepResult:
+def collect_result(
+    spec: SweepSpec, run: RunDir, trials: Sequence[TrialView], started: float
+) -> SweepResult:
     """The SweepResult of ``trials`` (every trial of the run), timed from ``started``."""
     result = collect_spec_trials(spec, run, trials)
     result.warnings = result_warnings(spec, result)

@@ -10,15 +10,16 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
 from raysweep.config.rank_rule import DEFAULT_RANK_BY
 from raysweep.results.records import ended_status
+from raysweep.results.trial_view import TrialView
 from raysweep.run.live import Display, Snapshot, make_display
 from raysweep.run.live_best import LiveBest
 from raysweep.run.returned import ReturnedTrials
-from raysweep.search.indexed import INDEX_KEY
 
 OUTCOMES = ("completed", "stopped", "errored")
 
@@ -107,63 +108,52 @@ class TrialProgress:
             if event.get("event") == "start":
                 self.started.setdefault(event["trial_id"], event["t"])
 
-    def count_finished(self, trial: Any, errored: bool = False) -> None:
-        """Count ``trial`` (an engine's: ``trial_id``, ``last_result``, ``metric_analysis``),
-        finished before this invocation (a restored experiment's); an errored trial is
-        counted and not ranked."""
+    def count_finished(self, trial: TrialView) -> None:
+        """Count ``trial``, finished before this invocation (a restored experiment's); an
+        errored trial is counted and not ranked."""
         self.finished += 1
+        errored = trial.state == "errored"
         self.outcomes["errored" if errored else self._ended_status(trial)] += 1
         if not errored:
             self._consider(trial)
 
-    def _consider(self, trial: Any) -> None:
+    def _consider(self, trial: TrialView) -> None:
         """An ended trial for the best so far: its last result and best value."""
-        result = trial.last_result or {}
-        last = result.get(self.metric)
-        iterations = result.get("training_iteration")
-        ran = iterations if isinstance(iterations, int) else 0
-        self._best.add(trial.trial_id, last, self._trial_best(trial, last), ran)
+        last = trial.last_result.get(self.metric)
+        best = trial.best_value(self.metric, self.mode)
+        self._best.add(trial.trial_id, last, best, trial.iterations)
         self.best, self.best_trial = self._best.value, self._best.trial_id
 
-    def _ended_status(self, trial: Any) -> str:
+    def _ended_status(self, trial: TrialView) -> str:
         """``completed`` or ``stopped``, as results.json will say (see the class docstring)."""
-        outcome = getattr(trial, "outcome", None)  # the local engine records its own
-        if outcome in ("completed", "stopped"):
-            returned = outcome == "completed"
+        if trial.outcome in ("completed", "stopped"):  # the engine decided it
+            returned = trial.outcome == "completed"
         else:
             returned = self._returned.returned(trial.trial_id)
-        iterations = (trial.last_result or {}).get("training_iteration")
-        ran = iterations if isinstance(iterations, int) else 0
-        return ended_status(returned, ran, self.max_iterations)
+        return ended_status(returned, trial.iterations, self.max_iterations)
 
-    def _trial_best(self, trial: Any, last: Any) -> Any:
-        """The trial's best value over its iterations (its ``last`` where none is recorded)."""
-        analysis = getattr(trial, "metric_analysis", {}) or {}
-        best = analysis.get(self.metric, {}).get(self.mode)
-        return last if best is None else best
-
-    def trial_started(self, trial: Any, trials: list[Any]) -> None:
-        """``trial`` (an engine's trial: ``trial_id``, ``config``) started or restarted."""
+    def trial_started(self, trial: TrialView) -> None:
+        """``trial`` started or restarted."""
         self.started.setdefault(trial.trial_id, time.time())
         self._running.add(trial.trial_id)
         self._append(
-            {"event": "start", "trial_id": trial.trial_id, "index": _index(trial), "t": time.time()}
+            {"event": "start", "trial_id": trial.trial_id, "index": trial.index, "t": time.time()}
         )
 
-    def trial_ended(self, trial: Any, trials: list[Any], error: str | None = None) -> None:
+    def trial_ended(self, trial: TrialView, error: str | None = None) -> None:
         """``trial`` ended (``error``: its error text, when it failed)."""
         self._running.discard(trial.trial_id)
-        self._finish(trial, "errored" if error is not None else "ended", error, trials)
+        self._finish(trial, "errored" if error is not None else "ended", error)
 
-    def tick(self, trials: list[Any]) -> None:
+    def tick(self) -> None:
         """Every turn of the engine's loop (~10 a second): redraw, or a heartbeat when due."""
         if self._display is not None:
-            self._display.tick(lambda: self.snapshot(trials))
+            self._display.tick(self.snapshot)
 
-    def snapshot(self, trials: list[Any]) -> Snapshot:
+    def snapshot(self) -> Snapshot:
         """Counts, best so far, elapsed and ETA (from this invocation's pace) right now."""
         elapsed = time.monotonic() - self._setup_at
-        running = self.running(trials)
+        running = self.running()
         left = max(self.total - self.finished, 0)
         eta = elapsed / self._finished_here * left if self._finished_here else None
         return Snapshot(
@@ -171,51 +161,56 @@ class TrialProgress:
             elapsed, eta, dict(self.outcomes),
         )  # fmt: skip
 
-    def running(self, trials: list[Any]) -> int:
-        """Trials running now: started here and not ended (walked only when drawn)."""
+    def running(self) -> int:
+        """Trials running now: started here and not ended."""
         return len(self._running)
 
-    def close(self, trials: list[Any]) -> None:
+    def close(self) -> None:
         """Close the display (with a last snapshot) and the event log."""
         if self._display is not None:
-            self._display.close(self.snapshot(trials))
+            self._display.close(self.snapshot())
             self._display = None
         if self._events is not None:
             self._events.close()
             self._events = None
 
-    def _finish(self, trial: Any, event: str, error: str | None, trials: list[Any]) -> None:
+    def _finish(self, trial: TrialView, event: str, error: str | None) -> None:
         self.finished += 1
         self._finished_here += 1
         status = "errored" if error is not None else self._ended_status(trial)
         self.outcomes[status] += 1
-        result = trial.last_result or {}
+        result = trial.last_result
         value = result.get(self.metric)
-        trial_best = self._trial_best(trial, value)
+        trial_best = trial.best_value(self.metric, self.mode)
         if error is None:
             self._consider(trial)
         self._append(
             {
                 "event": event,
                 "trial_id": trial.trial_id,
-                "index": _index(trial),
+                "index": trial.index,
                 "t": time.time(),
                 "started": self.started.get(trial.trial_id),
                 "status": status,
                 "iterations": result.get("training_iteration"),
                 self.metric: value,
                 "best": trial_best if isinstance(trial_best, int | float) else None,
-                "config": {k: v for k, v in (trial.config or {}).items() if k != INDEX_KEY},
+                "config": trial.params,
                 "error": error,
             }
         )
         if self._display is None:  # a trial ended before setup (never, with Ray Tune)
             self._display = make_display(self.out, self.terminal, self.log_path)
         line = self._line(trial.trial_id, status, result, trial_best, error)
-        self._display.line(line, lambda: self.snapshot(trials))
+        self._display.line(line, self.snapshot)
 
     def _line(
-        self, trial_id: str, status: str, result: dict[str, Any], trial_best: Any, error: str | None
+        self,
+        trial_id: str,
+        status: str,
+        result: Mapping[str, Any],
+        trial_best: Any,
+        error: str | None,
     ) -> str:
         """``[4/10] a1b2 stopped after 2 iteration(s): loss=0.52, trial best=0.48; sweep
         best loss=0.31 (trial c3d4)``: the trial's own values, then the sweep's best."""
@@ -246,20 +241,3 @@ def _is_number(value: Any) -> bool:
 
 def _number(value: Any) -> str:
     return f"{value:.6g}"
-
-
-def _index(trial: Any) -> int | None:
-    """The trial's suggestion index (raysweep's ``__trial_index__`` config key)."""
-    value = (getattr(trial, "config", None) or {}).get(INDEX_KEY)
-    return int(value) if isinstance(value, int) else None
-
-
-def error_text(trial: Any) -> str:
-    """A failed trial's error text, from its ``error_file``."""
-    path = getattr(trial, "error_file", None)
-    if path:
-        try:
-            return Path(path).read_text(encoding="utf-8", errors="replace").strip()
-        except OSError:
-            pass
-    return "trial failed (no error file)"

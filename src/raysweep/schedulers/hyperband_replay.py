@@ -28,33 +28,28 @@ from ray.tune.experiment import Trial
 from ray.tune.schedulers import TrialScheduler
 
 from raysweep._raycompat.paused_trials import released
+from raysweep.schedulers.decider import ControllerStandIn, Decider
 
 Rows = Sequence[dict[str, Any]]
 TERMINAL = (Trial.TERMINATED, Trial.ERROR)
 
 
-class SimulatedController:
-    """The controller Hyperband sees during the replay: statuses it may read and change."""
+def hyperband_decider(scheduler: TrialScheduler, trials: Sequence[Trial]) -> Decider:
+    """Hyperband told of the replayed trials, its controller's stand-in stopping a trial as
+    Ray's does one Hyperband did not just decide on (removed while it waits, else ended)."""
 
-    def __init__(self, scheduler: TrialScheduler, trials: Sequence[Trial]) -> None:
-        self._scheduler, self._trials = scheduler, list(trials)
-
-    def get_trials(self) -> list[Trial]:
-        return list(self._trials)
-
-    def get_live_trials(self) -> set[Trial]:
-        return {t for t in self._trials if t.status not in TERMINAL}
-
-    def stop_trial(self, trial: Trial) -> None:
-        """As Ray's controller stops a trial Hyperband did not just decide on."""
+    def stop(trial: Trial) -> None:
         if trial.status in TERMINAL:
             return
-        controller: Any = self  # Ray types it as its TuneController
         if trial.status in (Trial.PENDING, Trial.PAUSED):
-            self._scheduler.on_trial_remove(controller, trial)
+            decider.removed(trial)
         else:
-            self._scheduler.on_trial_complete(controller, trial, dict(trial.last_result or {}))
+            decider.ended(trial, trial.last_result)
         trial.status = Trial.TERMINATED
+
+    stand_in = ControllerStandIn(lambda: trials, lambda t: t.status not in TERMINAL, stop)
+    decider = Decider(scheduler, stand_in, time_attr="")  # rows past the limit: ``skip``
+    return decider
 
 
 @dataclass
@@ -79,11 +74,11 @@ def replay_hyperband(
     """
     real = {t.trial_id: t.status for t in trials}
     fed = dict.fromkeys(real, 0)
-    stand_in: Any = SimulatedController(scheduler, trials)  # typed as Ray's TuneController
+    decider = hyperband_decider(scheduler, trials)
     try:
         for trial in trials:
             trial.status = Trial.PENDING
-            scheduler.on_trial_add(stand_in, trial)
+            decider.added(trial)
         progress = True
         while progress:
             progress = False
@@ -91,14 +86,12 @@ def replay_hyperband(
                 if fed[trial.trial_id] < len(rows.get(trial.trial_id, ())) and _runs(
                     scheduler, trial
                 ):
-                    _run(scheduler, stand_in, trial, rows[trial.trial_id], fed, skip)
+                    _run(decider, trial, rows[trial.trial_id], fed, skip)
                     progress = True
         for trial in trials:  # ended in the killed experiment, not in the replay
             if trial.status not in TERMINAL and real[trial.trial_id] in TERMINAL:
-                if real[trial.trial_id] == Trial.ERROR:
-                    scheduler.on_trial_error(stand_in, trial)
-                else:
-                    scheduler.on_trial_complete(stand_in, trial, dict(trial.last_result or {}))
+                error = real[trial.trial_id] == Trial.ERROR
+                decider.ended(trial, None if error else trial.last_result, error=error)
                 trial.status = real[trial.trial_id]
         unfinished = [t for t in trials if real[t.trial_id] not in TERMINAL]
         return Replayed(
@@ -122,8 +115,7 @@ def _runs(scheduler: TrialScheduler, trial: Trial) -> bool:
 
 
 def _run(
-    scheduler: TrialScheduler,
-    stand_in: Any,
+    decider: Decider,
     trial: Trial,
     rows: Rows,
     fed: dict[str, int],
@@ -136,9 +128,9 @@ def _run(
         last = dict(rows[fed[trial.trial_id]])
         fed[trial.trial_id] += 1
         if not skip(last):
-            action = scheduler.on_trial_result(stand_in, trial, last)
+            action = decider.decision(trial, last) or TrialScheduler.CONTINUE
     if action == TrialScheduler.STOP:
-        scheduler.on_trial_complete(stand_in, trial, last or {})
+        decider.ended(trial, last)
         trial.status = Trial.TERMINATED
     elif action == TrialScheduler.PAUSE:
         trial.status = Trial.PAUSED

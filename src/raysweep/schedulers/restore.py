@@ -41,7 +41,8 @@ from ray.tune.schedulers import HyperBandScheduler, TrialScheduler
 
 from raysweep._raycompat.continued_trials import checkpoint_iteration, stop_in_controller
 from raysweep._raycompat.paused_trials import pause_in_controller
-from raysweep.schedulers.hyperband_replay import SimulatedController, replay_hyperband
+from raysweep.schedulers.decider import ControllerStandIn, Decider
+from raysweep.schedulers.hyperband_replay import TERMINAL, replay_hyperband
 
 REBUILT = frozenset(
     {"fifo", "asha", "median", "hyperband"}
@@ -99,39 +100,39 @@ class RestoringScheduler(TrialScheduler):
             return
         self._replayed = True
         trials = [self._restored[i] for i in self._order if i in self._restored]
+        stand_in = ControllerStandIn(lambda: trials, lambda t: t.status not in TERMINAL)
+        decider = Decider(self.inner, stand_in, self._time_attr, self._stop_at)
         if isinstance(self.inner, HyperBandScheduler):
             history = {t.trial_id: self._earned_rows(t) for t in trials}
-            replayed = replay_hyperband(self.inner, trials, history, self._skipped)
+            replayed = replay_hyperband(self.inner, trials, history, decider.past_limit)
             for waiting in replayed.waiting:
                 pause_in_controller(tune_controller, waiting)
             for trial, row in replayed.stopped:  # ended by its bracket: ended in Ray's too
                 self._ended.add(trial.trial_id)
                 stop_in_controller(tune_controller, trial, row, self._time_attr)
             return
-        # Ray types the argument as its TuneController; the stand-in has what they read.
-        stand_in: Any = SimulatedController(self.inner, trials)
         for trial in trials:
             rows = self._recorded[trial.trial_id].rows
-            self.inner.on_trial_add(stand_in, trial)
-            if trial.status == Trial.TERMINATED:
-                self._give(stand_in, trial, rows)
-                if rows:
-                    self.inner.on_trial_complete(stand_in, trial, dict(rows[-1]))
-            elif trial.status == Trial.ERROR:
-                self._give(stand_in, trial, rows)
-                self.inner.on_trial_error(stand_in, trial)
+            decider.added(trial)
+            if trial.status in (Trial.TERMINATED, Trial.ERROR):
+                for row in rows:
+                    decider.result(trial, dict(row))  # decided when it was reported
+                if trial.status == Trial.ERROR:
+                    decider.ended(trial, None, error=True)
+                elif rows:
+                    decider.ended(trial, rows[-1])
             elif rows:
-                self._earned(tune_controller, stand_in, trial, rows)
+                self._earned(tune_controller, decider, trial, rows)
 
     def _earned(
-        self, controller: Any, stand_in: Any, trial: Trial, rows: Sequence[dict[str, Any]]
+        self, controller: Any, decider: Decider, trial: Trial, rows: Sequence[dict[str, Any]]
     ) -> None:
         """A continuing trial's rows up to its checkpoint, each decided as when reported."""
         for row in self._earned_rows(trial):
             self._given[trial.trial_id] = int(row.get(self._time_attr, 0))
-            if self._skipped(row):
+            if decider.past_limit(row):
                 continue
-            if self.inner.on_trial_result(stand_in, trial, dict(row)) == TrialScheduler.STOP:
+            if decider.result(trial, dict(row)):
                 stop_in_controller(controller, trial, dict(row), self._time_attr)
                 return
         self._held[trial.trial_id] = tuple(rows)
@@ -145,22 +146,15 @@ class RestoringScheduler(TrialScheduler):
         upto = checkpoint_iteration(trial, self._time_attr)
         return tuple(r for r in rows if int(r.get(self._time_attr, 0)) <= upto)
 
-    def _skipped(self, row: dict[str, Any]) -> bool:
-        """Whether Ray's stopper ended the trial at ``row``: its scheduler was not asked."""
-        return bool(self._stop_at and int(row.get(self._time_attr, 0)) >= self._stop_at)
-
-    def _give(self, controller: Any, trial: Trial, rows: Sequence[dict[str, Any]]) -> None:
-        for row in rows:
-            if not self._skipped(row):
-                self.inner.on_trial_result(controller, trial, dict(row))
-
     def _continue(self, controller: Any, trial: Trial, result: dict[str, Any]) -> None:
         """A continuing trial's first new result: first its recorded rows before it."""
         rows = self._held.pop(trial.trial_id, None)
         if rows:
             at, given = int(result.get(self._time_attr, 0)), self._given.pop(trial.trial_id, 0)
-            due = [r for r in rows if given < int(r.get(self._time_attr, 0)) < at]
-            self._give(controller, trial, due)
+            decider = Decider(self.inner, controller, self._time_attr, self._stop_at)
+            for row in rows:
+                if given < int(row.get(self._time_attr, 0)) < at:
+                    decider.result(trial, dict(row))
 
     # -- TrialScheduler ---------------------------------------------------------------
     @property

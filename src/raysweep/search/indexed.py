@@ -6,9 +6,8 @@ from typing import Any
 
 from ray.tune.search import Searcher
 
+from raysweep.results.trial_view import INDEX_KEY
 from raysweep.search.wrapping import WrappingSearcher
-
-INDEX_KEY = "__trial_index__"
 
 
 class IndexedSearcher(WrappingSearcher):
