@@ -115,9 +115,9 @@ def simulate_sweep(spec: SweepSpec, slots: int, rng: random.Random) -> dict[int,
     from ray.tune.experiment import Trial
     from ray.tune.schedulers import TrialScheduler
 
+    from raysweep.schedulers.build import build_scheduler
+    from raysweep.search.build import build_searcher
     from raysweep.search.indexed import INDEX_KEY
-    from raysweep.tuner.build import build_scheduler
-    from raysweep.tuner.search_alg import build_searcher
 
     searcher, scheduler = build_searcher(spec), build_scheduler(spec)
     searcher.set_search_properties(spec.metric, spec.mode, {})

@@ -357,3 +357,18 @@ def test_ray_controllers_call_order_is_written_once() -> None:
     ]
     assert _scheduler_calls(_modules()[DECIDER])  # the walk sees the decider's own calls
     assert offenders == []
+
+
+def test_the_local_engine_builds_nothing_in_the_ray_tuner_package() -> None:
+    """The builders both engines use (scheduler, searcher, time attribute, pause points,
+    the trial plan) live outside tuner/, which builds Ray's Tuner alone."""
+    graph = _graph()
+    offenders = [
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        if _package_of(module, (f"{PACKAGE}.local",))
+        for target in targets
+        if _package_of(target, (f"{PACKAGE}.tuner",))
+    ]
+    assert any(m.startswith(f"{PACKAGE}.tuner.") for m in graph)
+    assert offenders == []

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from raysweep._raycompat.searcher_snapshot import KEY, save_searcher
-from raysweep.tuner.search_alg import SweepSearch, build_search_alg
+from raysweep.search.build import SweepSearch, build_search_alg
 from strict_searchers import objective, spec_for
 
 SESSION = "2026-11-27_07-00-00"

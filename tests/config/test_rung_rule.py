@@ -16,7 +16,7 @@ from raysweep.config.load import parse_spec, spec_hash, spec_to_json
 from raysweep.errors import ConfigError, ResumeError
 from raysweep.run.resume_spec import resumed_spec
 from raysweep.rundir import RunDir
-from raysweep.tuner.build import build_scheduler
+from raysweep.schedulers.build import build_scheduler
 
 
 def asha_data(**scheduler: object) -> dict[str, Any]:

@@ -13,9 +13,9 @@ from raysweep.config.load import parse_spec, spec_hash, spec_to_json
 from raysweep.errors import ConfigError
 from raysweep.run.resume_spec import resumed_spec
 from raysweep.rundir import RunDir
+from raysweep.search.build import build_searcher
 from raysweep.search.strict import BatchedSearcher
 from raysweep.search.window import WindowSearcher
-from raysweep.tuner.search_alg import build_searcher
 
 
 def strict_data(**repro: object) -> dict[str, object]:

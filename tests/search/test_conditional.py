@@ -15,8 +15,8 @@ import pytest
 
 from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
+from raysweep.search.build import build_searcher, innermost
 from raysweep.search.indexed import INDEX_KEY
-from raysweep.tuner.search_alg import build_searcher, innermost
 
 SPACE: dict[str, Any] = {
     "model": {"type": "choice", "values": ["x", "y"]},

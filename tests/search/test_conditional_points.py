@@ -11,10 +11,10 @@ from typing import Any
 from factories import make_spec
 from raysweep.config.conditions import conditions
 from raysweep.config.schema import SweepSpec
+from raysweep.search.build import build_search_alg
 from raysweep.search.indexed import INDEX_KEY
 from raysweep.search.points import WarmStart, complete_points, select_points
 from raysweep.search.space import to_param_space
-from raysweep.tuner.search_alg import build_search_alg
 
 SPACE: dict[str, Any] = {  # two entry models; one with a nested condition
     "entry": {"type": "choice", "values": ["tree", "linear"]},

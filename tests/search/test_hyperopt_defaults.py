@@ -8,8 +8,8 @@ from ray import tune
 
 from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
+from raysweep.search.build import build_searcher, innermost
 from raysweep.search.hyperopt import N_INITIAL_POINTS, make_hyperopt
-from raysweep.tuner.search_alg import build_searcher, innermost
 
 
 def startup_trials(options: dict[str, int]) -> int:

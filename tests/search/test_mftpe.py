@@ -16,9 +16,9 @@ from optuna.trial import TrialState
 from factories import quadratic_sweep
 from raysweep.config.load import parse_spec, spec_to_json
 from raysweep.errors import ConfigError
+from raysweep.search.build import build_searcher, innermost
 from raysweep.search.indexed import INDEX_KEY
 from raysweep.search.mftpe import MultiFidelityTPE
-from raysweep.tuner.search_alg import build_searcher, innermost
 from strict_searchers import curve, simulate_sweep
 
 SPACE: dict[str, Any] = {

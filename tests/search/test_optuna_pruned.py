@@ -10,8 +10,8 @@ from ray import tune
 
 from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
+from raysweep.search.build import build_searcher, innermost
 from raysweep.search.optuna import make_optuna
-from raysweep.tuner.search_alg import build_searcher, innermost
 
 TrialState = optuna.trial.TrialState
 

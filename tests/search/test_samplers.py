@@ -15,8 +15,8 @@ import pytest
 
 from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
+from raysweep.search.build import build_searcher
 from raysweep.search.checks import SAMPLER_NEEDS
-from raysweep.tuner.search_alg import build_searcher
 from strict_searchers import simulate, spec_for
 
 SPACE = {

@@ -17,10 +17,10 @@ from ray.tune.search.search_generator import SearchGenerator
 
 from raysweep.config.load import parse_spec
 from raysweep.errors import ConfigError
+from raysweep.search.build import build_search_alg, build_searcher, innermost
 from raysweep.search.indexed import INDEX_KEY, IndexedSearcher
 from raysweep.search.strict import BatchedSearcher
 from raysweep.search.window import WindowSearcher
-from raysweep.tuner.search_alg import build_search_alg, build_searcher, innermost
 from strict_searchers import SCHEDULES, Recorder, objective, simulate, spec_for
 
 
@@ -191,7 +191,7 @@ def test_strict_accepts_fifo_and_asha(scheduler: str) -> None:
 def test_an_extension_continues_the_searcher_without_repeating_its_trials(
     schedule: str, tmp_path: Path
 ) -> None:
-    """``--num-samples``: a new chain continues the saved inner searcher (tuner/continued.py).
+    """``--num-samples``: a new chain continues the saved inner searcher (search/continued.py).
 
     The earlier part's last trials are told to the inner searcher before it is saved,
     and the extension's inner ids go on from there: Ray's OptunaSearch answers an id

@@ -20,7 +20,7 @@ from raysweep.config.schema import SweepSpec
 from raysweep.errors import ConfigError, ResumeError
 from raysweep.run.resume_spec import ResumeConfig, resumed_spec
 from raysweep.rundir import RunDir
-from raysweep.tuner.search_alg import build_searcher, innermost
+from raysweep.search.build import build_searcher, innermost
 
 # A narrow valley along the diagonal of [0, 1]^2: which x is good depends on y, the
 # case univariate TPE (one density per parameter) cannot model.

@@ -14,9 +14,9 @@ from factories import make_spec
 from raysweep.config.load import parse_spec
 from raysweep.config.schema import SweepSpec
 from raysweep.errors import ConfigError
+from raysweep.search.build import build_search_alg, innermost
 from raysweep.search.indexed import INDEX_KEY
 from raysweep.search.points import WarmStart, load_warm_start, read_configurations, select_points
-from raysweep.tuner.search_alg import build_search_alg, innermost
 
 SPACE: dict[str, Any] = {
     "x": {"type": "uniform", "low": 0, "high": 6},

@@ -14,8 +14,8 @@ import pytest
 from ray.tune.search import Searcher
 
 from raysweep.config.schema import SweepSpec
+from raysweep.search.build import build_searcher, innermost
 from raysweep.search.window import WindowSearcher
-from raysweep.tuner.search_alg import build_searcher, innermost
 from strict_searchers import Recorder, objective, spec_for
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 from ray.tune.schedulers import AsyncHyperBandScheduler, FIFOScheduler
 
 from factories import make_spec
+from raysweep.schedulers.build import TIME_ATTR
 from raysweep.search.indexed import INDEX_KEY
-from raysweep.tuner.build import TIME_ATTR, BuildOptions, build_plan, build_tuner_parts
+from raysweep.tuner.build import BuildOptions, build_plan, build_tuner_parts
 
 SPACE = {"x": {"type": "uniform", "low": 0, "high": 1}, "steps": 6}
 

@@ -11,9 +11,9 @@ from ray.tune.search import ConcurrencyLimiter
 from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
 from raysweep.config.schema import SweepSpec
+from raysweep.search.build import SweepSearch, build_search_alg, innermost
 from raysweep.search.indexed import INDEX_KEY, IndexedSearcher
 from raysweep.search.variants import VariantSearcher
-from raysweep.tuner.search_alg import SweepSearch, build_search_alg, innermost
 
 
 def spec(algorithm: str, num_samples: int, max_concurrent: int | None = 2) -> SweepSpec:

@@ -41,7 +41,7 @@ def test_an_extension_without_searcher_state_starts_its_searcher_afresh(
         assert data.pop(KEY)
         snapshot.write_text(json.dumps(data))
     out = io.StringIO()
-    with caplog.at_level(logging.WARNING, logger="raysweep.tuner.continued"):
+    with caplog.at_level(logging.WARNING, logger="raysweep.search.continued"):
         code = api.resume_sweep(str(run.path), api.RunOptions(num_samples=3), out)
     assert code == 0, out.getvalue()
     assert sorted(t.index for t in run.read_results().trials) == [0, 1, 2]

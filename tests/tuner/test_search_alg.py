@@ -6,7 +6,7 @@ from typing import Any
 
 from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
-from raysweep.tuner.search_alg import default_concurrency
+from raysweep.search.build import default_concurrency
 
 
 def spec(scheduler: dict[str, Any], num_samples: int = 30) -> Any:

@@ -13,8 +13,8 @@ import pytest
 
 from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
+from raysweep.search.build import build_searcher
 from raysweep.search.space import to_param_space
-from raysweep.tuner.search_alg import build_searcher
 
 Event = tuple[str, str, float]
 

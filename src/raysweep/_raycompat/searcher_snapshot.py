@@ -13,7 +13,7 @@ for a result that never comes; Optuna is told of trials it never asked.
 While ``cheap_snapshots()`` is active the searcher is saved first, and its
 files' bytes go into the snapshot document itself (``raysweep_searcher``: file
 name -> base64), which is written, hard-linked or uploaded as one file. A
-restore (``SweepSearch.restore_from_dir`` in ``tuner/search_alg.py``, through
+restore (``SweepSearch.restore_from_dir`` in ``search/build.py``, through
 SearchGenerator's) takes the searcher from the newest snapshot when it holds
 one, and from Ray's own files otherwise (a run directory written before this
 existed).

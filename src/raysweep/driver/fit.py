@@ -19,8 +19,9 @@ from raysweep._raycompat.tuner_access import grid_trials, replace_restored_confi
 from raysweep._raycompat.usage_tags import untagged_callbacks
 from raysweep.config.schema import SweepSpec
 from raysweep.errors import SweepError
+from raysweep.schedulers.build import TIME_ATTR
 from raysweep.schedulers.restore import REBUILT, RecordedTrial, RestoringScheduler
-from raysweep.tuner.build import TIME_ATTR, BuildOptions, build_tuner_parts
+from raysweep.tuner.build import BuildOptions, build_tuner_parts
 
 
 def run_tuner(

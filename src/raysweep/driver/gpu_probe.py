@@ -37,7 +37,8 @@ from raysweep.repro.manifest import record_gpus_auto
 from raysweep.run.signals import GracefulStop
 from raysweep.rundir import PROBE_DIR, RunDir
 from raysweep.runlog import RunLog
-from raysweep.tuner.build import TIME_ATTR, BuildOptions
+from raysweep.schedulers.build import TIME_ATTR
+from raysweep.tuner.build import BuildOptions
 
 PROBE_BUDGET_S = 180.0  # the whole probe, worker start-up included
 

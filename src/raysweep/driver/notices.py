@@ -13,10 +13,10 @@ from raysweep.config.schema import HyperbandScheduler, SweepSpec
 from raysweep.driver.ray_session import RayInfo
 from raysweep.rundir import RunDir
 from raysweep.runlog import RunLog
+from raysweep.schedulers.build import pause_points
 from raysweep.schedulers.hyperband import hyperband_largest_bracket
 from raysweep.search.checks import search_warnings
 from raysweep.trainables.builtins import BUILTIN_TRAINABLES
-from raysweep.tuner.build import pause_points
 
 
 def run_notices(spec: SweepSpec) -> list[str]:

@@ -32,7 +32,8 @@ from raysweep.repro.determinism import DETERMINISM_ENV
 from raysweep.results.records import SweepResult, TrialRecord
 from raysweep.rundir import RunDir
 from raysweep.runlog import RunLog
-from raysweep.tuner.build import TIME_ATTR, BuildOptions
+from raysweep.schedulers.build import TIME_ATTR
+from raysweep.tuner.build import BuildOptions
 
 
 @dataclass(frozen=True)

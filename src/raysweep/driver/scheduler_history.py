@@ -5,9 +5,9 @@ from __future__ import annotations
 from raysweep._raycompat import experiment_state
 from raysweep.config.schema import SweepSpec
 from raysweep.rundir import Part, RunDir
+from raysweep.schedulers.build import TIME_ATTR
 from raysweep.schedulers.restore import RecordedTrial
 from raysweep.search.indexed import INDEX_KEY
-from raysweep.tuner.build import TIME_ATTR
 
 
 def scheduler_keys(spec: SweepSpec) -> tuple[str, ...]:

@@ -1,8 +1,8 @@
 """The local engine's controller: every decision of an in-process sweep, over a trial backend.
 
 ``"execution": "local"`` runs the built-in GBM trainables without Ray: the same
-searcher chain (``tuner.search_alg.build_searcher``: trial indices, warm-start
-points, strict batching) and scheduler (``tuner.build.build_scheduler``: Ray Tune's
+searcher chain (``search.build.build_searcher``: trial indices, warm-start
+points, strict batching) and scheduler (``schedulers.build.build_scheduler``: Ray Tune's
 ASHA or median rule) are called in the order Ray Tune's controller calls them
 (``schedulers.decider``), and each trial trains through the same ``fit_gbm``
 with the same seed, data split and checkpoint segments as a Ray trial. The
@@ -35,10 +35,11 @@ from raysweep.local.backend import ThreadBackend
 from raysweep.local.journal import Journal
 from raysweep.local.trial import RUNNING, LocalTrial
 from raysweep.local.trial_info import TrialInfoLog
+from raysweep.schedulers.build import TIME_ATTR
 from raysweep.schedulers.decider import ControllerStandIn, Decider
 from raysweep.trainables.builtins import Reporter
 from raysweep.trainables.context import TrialContext
-from raysweep.tuner.build import TIME_ATTR, constant_space, trial_plan
+from raysweep.trainables.plan import constant_space, trial_plan
 
 POLL_S = 0.1  # how often the loop looks at signals, the time budget and the display
 

@@ -115,8 +115,9 @@ def _run_trials(
     from raysweep.local.replay import replay
     from raysweep.local.trial_info import TrialInfoLog
     from raysweep.run.progress import TrialProgress
-    from raysweep.tuner.build import build_scheduler, constant_space
-    from raysweep.tuner.search_alg import build_searcher
+    from raysweep.schedulers.build import build_scheduler
+    from raysweep.search.build import build_searcher
+    from raysweep.trainables.plan import constant_space
 
     several = spec.objectives is not None  # the searcher and scheduler hold their own metrics
     metric, mode = (None, None) if several else (spec.metric, spec.mode)

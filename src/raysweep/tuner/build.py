@@ -13,20 +13,17 @@ from pathlib import Path
 from typing import Any
 
 from ray import tune
-from ray.tune.schedulers import FIFOScheduler, TrialScheduler
+from ray.tune.schedulers import FIFOScheduler
 
-from raysweep.config.schema import HyperbandScheduler, SweepSpec, is_sampled
-from raysweep.registry import SCHEDULERS, lookup
+from raysweep.config.schema import SweepSpec
 from raysweep.rundir import TUNE_DIR
-from raysweep.schedulers.hyperband import hyperband_milestones
+from raysweep.schedulers.build import TIME_ATTR, build_scheduler
+from raysweep.search.build import build_search_alg
 from raysweep.search.indexed import INDEX_KEY
-from raysweep.search.strict_schedule import Settled
+from raysweep.trainables.plan import constant_space, trial_plan
 from raysweep.trainables.wrapper import TrialPlan, make_trainable
 from raysweep.tuner.loggers import logger_callbacks
 from raysweep.tuner.metric_check import MetricCheck, wanted_metrics
-from raysweep.tuner.search_alg import build_search_alg
-
-TIME_ATTR = "training_iteration"
 
 
 @dataclass(frozen=True)
@@ -70,45 +67,9 @@ class TunerParts:
     run_config: tune.RunConfig
 
 
-def build_scheduler(spec: SweepSpec) -> TrialScheduler:
-    """The spec's trial scheduler."""
-    factory = lookup(SCHEDULERS, "scheduler", spec.scheduler.type)
-    extra: dict[str, Any] = {}
-    repro = spec.reproducibility
-    if repro.strict and spec.scheduler.type == "asha":  # the schema allows no other
-        extra["settled"] = Settled(repro.schedule, repro.batch_size)
-    scheduler: TrialScheduler = factory(spec.scheduler, TIME_ATTR, **extra)
-    return scheduler
-
-
-def pause_points(spec: SweepSpec) -> frozenset[int]:
-    """Iterations at which the spec's scheduler may pause a trial to resume it later."""
-    if isinstance(spec.scheduler, HyperbandScheduler):
-        return hyperband_milestones(spec.scheduler)
-    return frozenset()
-
-
 def trial_gpus(spec: SweepSpec, cpu_fallback: bool) -> float:
     """GPUs per trial actually requested from Ray (0 when falling back to CPUs)."""
     return 0.0 if cpu_fallback else float(spec.resources.gpus_per_trial)
-
-
-def trial_plan(spec: SweepSpec, gpu_fraction: float = 0.0, **paths: str | None) -> TrialPlan:
-    """The spec's part of what every trial needs to seed itself and find its devices
-    (the one mapping, for both engines); ``paths``: TrialPlan's run-time paths."""
-    return TrialPlan(
-        trainable=spec.trainable,
-        master_seed=spec.seed,
-        metric=spec.metric,
-        mode=spec.mode,
-        trainable_args=dict(spec.trainable_args),
-        cpus=spec.resources.threads_per_trial,
-        gpu_fraction=gpu_fraction,
-        deterministic=spec.reproducibility.deterministic,
-        checkpoint_frequency=spec.checkpoint.frequency,
-        checkpoint_at=pause_points(spec),
-        **paths,
-    )
 
 
 def build_plan(spec: SweepSpec, options: BuildOptions) -> TrialPlan:
@@ -131,11 +92,6 @@ def build_trainable(spec: SweepSpec, options: BuildOptions) -> Any:
     if gpus:
         resources["gpu"] = gpus
     return tune.with_resources(make_trainable(build_plan(spec, options)), resources)
-
-
-def constant_space(spec: SweepSpec) -> dict[str, Any]:
-    """The constants of the space: Ray merges them into every suggested config."""
-    return {k: v for k, v in spec.space.items() if not is_sampled(v)}
 
 
 def build_tuner_parts(spec: SweepSpec, options: BuildOptions) -> TunerParts:
