@@ -132,7 +132,8 @@ def run_problem(problem: str, seeds: list[int], n: int, recipes: Sequence[str] |
     names = [r for r in (scored if recipes is None else recipes) if runs_on(r, problem)]
     if python is None and peers and not recorded_only:
         notes.append(f"{problem}: peers not run: no peers' environment ({PEERS_PYTHON_ENV} or "
-                     ".venv-peers)")  # fmt: skip
+                     ".venv-peers; make .venv-peers/.installed)")  # fmt: skip
+        log(notes[-1])  # said at once: a long run would otherwise score raysweep alone
     records: dict[str, dict[int, dict[str, Any]]] = {}
     for seed in seeds:
         log(f"{NAME}: {problem} seed {seed}")

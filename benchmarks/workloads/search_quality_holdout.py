@@ -251,17 +251,46 @@ def reference(problem: HeldOutProblem, fits: int, seed: int) -> dict[str, Any]:
             "seconds": time.perf_counter() - started, "split_sha256": problem.sha256}  # fmt: skip
 
 
+def rung_agreement(problem: HeldOutProblem, fits: int, seed: int) -> dict[str, Any]:
+    """How each ASHA rung (1, 3, 9, ... reports, reduction factor 3) ranks ``fits`` random
+    configurations of ``seed`` against what selection is scored by: Spearman's rho of the
+    validation loss there with the held-out regret after every report, and of each
+    numeric parameter with the validation loss at the first rung."""
+    from scipy.stats import spearmanr
+
+    configs = random_configs(problem.params, fits, seed)
+    rungs = [3**k for k in range(10) if 3**k <= problem.max_fidelity]
+    values = {z: [problem.value(c, z) for c in configs] for z in rungs}
+    regrets = [problem.regret(c) for c in configs]
+    return {
+        "fits": fits, "seed": seed,
+        "rho_with_held_out_regret": {z: round(float(spearmanr(v, regrets)[0]), 3)
+                                     for z, v in values.items()},
+        "rho_of_params_with_first_rung": {
+            p.name: round(float(spearmanr([c[p.name] for c in configs], values[1])[0]), 3)
+            for p in problem.params
+        },
+    }  # fmt: skip
+
+
 def reference_main(problem: HeldOutProblem, argv: Sequence[str] | None, doc: str) -> int:
-    """``python -m <module> --reference [--fits N] [--seed S]``: print the reference search."""
+    """``python -m <module> --reference|--rungs [--fits N] [--seed S]``: print the reference
+    search, or how each rung ranks configurations (:func:`rung_agreement`)."""
     import argparse
 
     p = argparse.ArgumentParser(description=doc.splitlines()[0])
     p.add_argument("--reference", action="store_true", help="run the long random search")
+    p.add_argument("--rungs", action="store_true",
+                   help="how each ASHA rung ranks random configurations against the held-out "
+                        "regret (try --fits 150 --seed 7)")  # fmt: skip
     p.add_argument("--fits", type=int, default=2000)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
-    if not args.reference:
-        p.error("nothing to do: pass --reference")
-    json.dump(reference(problem, args.fits, args.seed), sys.stdout)
+    if args.rungs:
+        json.dump(rung_agreement(problem, args.fits, args.seed), sys.stdout)
+    elif args.reference:
+        json.dump(reference(problem, args.fits, args.seed), sys.stdout)
+    else:
+        p.error("nothing to do: pass --reference or --rungs")
     print()
     return 0

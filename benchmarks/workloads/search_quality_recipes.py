@@ -171,6 +171,8 @@ RECIPES: dict[str, Recipe] = {
     "mf-tpe + asha strict": _mftpe(strict=True),
     "mf-tpe + asha (rank rule)": _mftpe(rule="rank"),
     "tpe + asha (quorum rule)": _mftpe(algorithm="optuna"),
+    # the default's ASHA with random suggestions: what of a result is the searcher's doing
+    "random + asha (quorum rule)": _mftpe(algorithm="random"),
 }
 # The scored recipes (benchmarks/PROTOCOL.md), fixed before a run: raysweep's default for a
 # sweep with a fidelity axis, for one without, and the first in strict mode. The only
@@ -192,7 +194,8 @@ def scored_on(problem: str) -> tuple[str, ...]:
 
 
 MULTI_FIDELITY = ("mf-tpe + asha", "mf-tpe + asha strict", "mf-tpe + asha (rank rule)",
-                  "tpe + asha (quorum rule)", "tpe + asha", "tpe + asha strict",
+                  "tpe + asha (quorum rule)", "random + asha (quorum rule)", "tpe + asha",
+                  "tpe + asha strict",
                   "tpe univariate + asha (before)", "random + hyperband",
                   "tpe + asha (ray engine)", "gp + asha", "tpe + asha (grace 3)",
                   "tpe + asha (grace 9)", "tpe + asha (50 ms steps)", "tpe + asha (ray's rule)",
