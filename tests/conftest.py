@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,10 +24,8 @@ if TYPE_CHECKING:
     from raysweep.trainables.data import Dataset
 
 REPO = Path(__file__).resolve().parents[1]
-TESTS = str(REPO / "tests")
-if TESTS not in sys.path:
-    sys.path.insert(0, TESTS)  # the shared factories, imported as `factories`
-# and in Ray's workers, which import a test module's trainable and with it `factories`
+TESTS = str(REPO / "tests")  # on sys.path (pyproject's pythonpath): `factories` imports
+# in Ray's workers too, which import a test module's trainable and with it `factories`
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (os.environ.get("PYTHONPATH"), TESTS)))
 
 from factories import QUADRATIC_SPACES, quadratic_sweep, run_sweep_cli  # noqa: E402

@@ -10,8 +10,9 @@
   that takes no connection at all: :class:`FullPort`.
 - a finished run directory of hand-made reports: :func:`recorded_run`.
 
-Test modules import it as ``factories`` (tests/conftest.py puts this directory on
-sys.path); tests/conftest.py offers the same helpers as fixtures. Not a test module.
+Test modules import it as ``factories`` (pyproject.toml's pytest ``pythonpath`` puts
+this directory on sys.path); tests/conftest.py offers the same helpers as fixtures.
+Not a test module.
 """
 
 from __future__ import annotations

@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from benchmarks.early_stopping import compute_to_reach_by_report, read_reports  # noqa: E402
+from benchmarks.early_stopping import compute_to_reach_by_report, read_reports
 
 
 def _write_rows(run_dir: Path, trial_id: str, rows: list[dict[str, Any]]) -> None:

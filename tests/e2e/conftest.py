@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-HERE = str(Path(__file__).resolve().parent)
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)
-
-from e2e_helpers import Sweeps  # noqa: E402
+from e2e_helpers import Sweeps
 
 
 @pytest.fixture()

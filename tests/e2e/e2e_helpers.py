@@ -1,7 +1,7 @@
 """Helpers shared by the end-to-end tests: `sweep` processes, free ports, Debian tools.
 
-Imported by the test modules as ``e2e_helpers`` (this directory is put on sys.path by
-tests/e2e/conftest.py); not a test module itself.
+Imported by the test modules as ``e2e_helpers`` (pyproject.toml's pytest ``pythonpath``
+puts this directory on sys.path); not a test module itself.
 """
 
 from __future__ import annotations

@@ -7,17 +7,9 @@ session's one local Ray (tests/conftest.py's ``ray_session``).
 
 from __future__ import annotations
 
-import os
-import sys
-
 import pytest
 
 from raysweep.engines.registry import ENGINES
-
-HERE = os.path.dirname(__file__)
-for folder in (HERE, os.path.join(os.path.dirname(HERE), "e2e")):  # engine_helpers, e2e_helpers
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
 
 
 @pytest.fixture(params=sorted(ENGINES))

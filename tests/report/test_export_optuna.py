@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import optuna
 import pytest
+from benchmarks.report_scale import synthetic_run
 
 from factories import run_sweep_cli
-
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from benchmarks.report_scale import synthetic_run  # noqa: E402
-
-from raysweep.rundir import RunDir  # noqa: E402
+from raysweep.rundir import RunDir
 
 STATES = {"completed": "COMPLETE", "stopped": "PRUNED", "errored": "FAIL"}
 

@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
+from benchmarks.report_scale import synthetic_run
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from benchmarks.report_scale import synthetic_run  # noqa: E402
-
-from raysweep.report.build import write_reports  # noqa: E402
-from raysweep.rundir import RunDir  # noqa: E402
+from raysweep.report.build import write_reports
+from raysweep.rundir import RunDir
 
 SECTIONS = ("summary", "history", "parallel", "importance", "curves", "top", "resources",
             "failures", "parts")  # fmt: skip

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+from benchmarks.report_scale import synthetic_run
 
-from benchmarks.report_scale import synthetic_run  # noqa: E402
-
-from raysweep.views import list_text  # noqa: E402
+from raysweep.views import list_text
 
 
 def test_list_shows_status_trials_best_and_start(tmp_path: Path) -> None:

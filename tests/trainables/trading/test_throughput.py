@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+from benchmarks.trading_throughput import one_pass
 
 from raysweep.trainables.trading.data import validate_bars
 from raysweep.trainables.trading.synthetic import SyntheticOptions, synthetic_ohlcv
-
-REPO = Path(__file__).resolve().parents[3]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from benchmarks.trading_throughput import one_pass  # noqa: E402
 
 
 def test_one_fold_of_100k_bars_outside_the_model_is_fast() -> None:
