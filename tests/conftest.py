@@ -7,8 +7,6 @@ fixtures here hand the same functions to tests that prefer fixtures.
 from __future__ import annotations
 
 import contextlib
-import io
-import json
 import os
 import shutil
 import subprocess
@@ -28,7 +26,7 @@ TESTS = str(REPO / "tests")  # on sys.path (pyproject's pythonpath): `factories`
 # in Ray's workers too, which import a test module's trainable and with it `factories`
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (os.environ.get("PYTHONPATH"), TESTS)))
 
-from factories import QUADRATIC_SPACES, quadratic_sweep, run_sweep_cli  # noqa: E402
+from factories import QUADRATIC_SPACES, quadratic_sweep, run_sweep_cli, sweep_in_process  # noqa: E402
 
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 # Every Ray the tests start (and the processes they start inherit this) binds and
@@ -94,18 +92,11 @@ def small_sweep() -> Callable[..., dict[str, Any]]:
 
 
 def run_sweep_in_process(tmp_path: Path, data: dict[str, Any]) -> Path:
-    """Run sweep.json ``data`` in this process; it must succeed. Returns its run directory.
-
-    The config goes to ``tmp_path/<name>.json``, the run under ``tmp_path/runs``.
-    """
-    from raysweep import api
-
-    path = tmp_path / f"{data['name']}.json"
-    path.write_text(json.dumps(data))
-    out = io.StringIO()
-    code = api.run_sweep(api.RunOptions(config=path, storage=tmp_path / "runs"), out=out)
-    assert code == 0, out.getvalue()
-    return tmp_path / "runs" / data["name"]
+    """Run sweep.json ``data`` in this process (:func:`factories.sweep_in_process`); it must
+    succeed. Returns its run directory."""
+    code, run, out = sweep_in_process(tmp_path, data)
+    assert code == 0, out
+    return run.path
 
 
 @pytest.fixture(scope="session")

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from raysweep.config.schema import SweepSpec
+    from raysweep.rundir import RunDir
     from raysweep.trainables.context import TrialContext
 
 REPO = Path(__file__).resolve().parents[1]
@@ -97,6 +98,26 @@ def kill_group(proc: subprocess.Popen[str]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+
+
+def sweep_in_process(
+    tmp_path: Path, data: dict[str, Any], **options: Any
+) -> tuple[int, RunDir, str]:
+    """Run sweep.json ``data`` in this process (``sweep run``'s path, ``api.run_sweep``):
+    its exit code, run directory and output. The config goes to ``tmp_path/<name>.json``,
+    the run under ``tmp_path/runs``; ``options``: further ``api.RunOptions`` fields."""
+    import io
+    import json
+
+    from raysweep import api
+    from raysweep.rundir import RunDir
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / f"{data['name']}.json"
+    path.write_text(json.dumps(data))
+    out = io.StringIO()
+    code = api.run_sweep(api.RunOptions(config=path, storage=tmp_path / "runs", **options), out=out)
+    return code, RunDir(tmp_path / "runs" / data["name"]), out.getvalue()
 
 
 def quadratic_sweep(**fields: Any) -> dict[str, Any]:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
 
-from raysweep import api
+from factories import sweep_in_process
 from raysweep.rundir import RunDir
 
 # Each searcher's space over the same two LightGBM parameters (grid: 2 x 2 points).
@@ -56,17 +55,9 @@ def contract_sweep(name: str, algorithm: str = "random", scheduler: str = "fifo"
 def run_contract_sweep(
     tmp_path: Path, data: dict[str, Any], **options: Any
 ) -> tuple[int, RunDir, str]:
-    """Run ``data`` in this process (``sweep run``'s path); exit code, run directory, output.
-
-    ``options``: further ``api.RunOptions`` fields (``dry_run=True``, ...).
-    """
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    path = tmp_path / f"{data['name']}.json"
-    path.write_text(json.dumps(data))
-    out = io.StringIO()
-    run_options = api.RunOptions(config=path, storage=tmp_path / "runs", dashboard=False, **options)
-    code = api.run_sweep(run_options, out=out)
-    return code, RunDir(tmp_path / "runs" / data["name"]), out.getvalue()
+    """Run ``data`` in this process, without Ray's dashboard (:func:`factories.sweep_in_process`):
+    exit code, run directory, output. ``options``: further ``api.RunOptions`` fields."""
+    return sweep_in_process(tmp_path, data, dashboard=False, **options)
 
 
 def trials_by_index(run: RunDir) -> dict[int, tuple[Any, ...]]:
