@@ -2,7 +2,7 @@
 
 ``sweep run`` of the search-quality recipes takes a minute per seed here, and 5 seeds
 cannot tell a 10% regret difference from noise. This drives the searcher chain the
-sweep builds (``tuner.search_alg.build_searcher``: TPE in Ray's OptunaSearch, wrapped
+sweep builds (``search.build.build_searcher``: TPE in Ray's OptunaSearch, wrapped
 for strict mode) over the same multi-fidelity Hartmann problems at full fidelity, with
 ``--slots`` trials at once whose durations are drawn from the seed (0.5 to 1.5 units),
 for every recipe of ``--recipes`` and ``--seeds`` seeds. A strict recipe suggests
@@ -33,7 +33,7 @@ DEFAULT_RECIPES = ("tpe", "tpe strict batch 4", "tpe strict window 4", "tpe stri
 def simulate(recipe: str, problem: str, seed: int, trials: int, slots: int) -> tuple[float, float]:
     """(final regret of the incumbent, slot use) of one simulated sweep."""
     from raysweep.config.load import parse_spec
-    from raysweep.tuner.search_alg import build_searcher
+    from raysweep.search.build import build_searcher
 
     mfh = PROBLEMS[problem]
     spec = parse_spec(RECIPES[recipe](mfh, seed, trials))
