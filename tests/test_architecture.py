@@ -372,3 +372,21 @@ def test_the_local_engine_builds_nothing_in_the_ray_tuner_package() -> None:
     ]
     assert any(m.startswith(f"{PACKAGE}.tuner.") for m in graph)
     assert offenders == []
+
+
+def test_the_orchestrator_and_the_read_only_commands_reach_engines_through_the_registry() -> None:
+    """api.py, the CLI, views, status and the nightly service import no engine package:
+    an engine (and ``sweep repro``'s rerun) is found through ``engines/registry.py``."""
+    graph = _graph()
+    front = (*UPWARD, f"{PACKAGE}.views", f"{PACKAGE}.status", f"{PACKAGE}.nightly",
+             f"{PACKAGE}.cli_export", f"{PACKAGE}.cli_flags", f"{PACKAGE}.cli_legacy",
+             f"{PACKAGE}.cli_nightly")  # fmt: skip
+    offenders = [
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        if _package_of(module, front)
+        for target in targets
+        if _package_of(target, ENGINE_PACKAGES)
+    ]
+    assert f"{PACKAGE}.engines.registry" in graph[f"{PACKAGE}.api"]  # the walk sees api's edges
+    assert offenders == []

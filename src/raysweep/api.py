@@ -27,9 +27,8 @@ from raysweep.config.load import (
     spec_to_json,
 )
 from raysweep.config.schema import SweepSpec
-from raysweep.driver.cluster import in_ray_job
-from raysweep.driver.connect import connect_timeout_s
 from raysweep.engines.base import EngineOptions, NewRun, ResumePlan
+from raysweep.engines.environment import connect_timeout_s, in_ray_job
 from raysweep.engines.registry import engine_for
 from raysweep.errors import ConfigError, RunDirExistsError
 from raysweep.gpu.allocation import GPUPlan
@@ -252,15 +251,14 @@ def rerun_trial(
     run_dir: str | os.PathLike[str], trial_id: str | None, out: IO[str] = sys.stdout
 ) -> int:
     """Rerun one recorded trial and compare its metric with the record (0 match, 1 not)."""
-    from raysweep.driver.engine import check_installed_ray
+    from raysweep.engines.registry import trial_rerun
 
-    check_installed_ray(out)  # a rerun is a Ray trial, whichever engine ran the sweep
-    from raysweep.driver.rerun import rerun_trial as rerun
-
+    rerun = trial_rerun()  # a Ray trial, whichever engine ran the sweep
+    rerun.check(out)
     run = RunDir(run_dir).resolved().must_exist()
     if run.is_remote:
         run.path.mkdir(parents=True, exist_ok=True)  # its log goes to its staging directory
-    return rerun(run, trial_id, out)
+    return rerun.rerun(run, trial_id, out)
 
 
 def _dry_run_text(

@@ -14,14 +14,11 @@ from pathlib import Path
 import pytest
 
 from factories import FullPort, SilentPort
-from raysweep.driver.connect import (
+from raysweep.driver.connect import ClusterUnreachableError, Endpoint, join_within, token_refused
+from raysweep.engines.environment import (
     CONNECT_TIMEOUT_ENV,
     DEFAULT_CONNECT_TIMEOUT_S,
-    ClusterUnreachableError,
-    Endpoint,
     connect_timeout_s,
-    join_within,
-    token_refused,
 )
 from raysweep.errors import ConfigError
 

@@ -22,13 +22,6 @@ from raysweep.config.schema import SweepSpec
 from raysweep.errors import ConfigError
 from raysweep.trainables.builtins import BUILTIN_TRAINABLES
 
-JOB_CONFIG_ENV = "RAY_JOB_CONFIG_JSON_ENV_VAR"  # set by Ray for a Ray Job's entrypoint
-
-
-def in_ray_job() -> bool:
-    """Whether this process is a Ray Job's entrypoint (``ray job submit``)."""
-    return JOB_CONFIG_ENV in os.environ
-
 
 def _installed_roots() -> list[Path]:
     roots = {sysconfig.get_paths()[k] for k in ("purelib", "platlib", "stdlib", "platstdlib")}

@@ -20,7 +20,6 @@ anything is written; SIGINT/SIGTERM meanwhile ends the command with 130.
 
 from __future__ import annotations
 
-import math
 import os
 import socket
 import time
@@ -28,12 +27,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from raysweep.engines.environment import CONNECT_TIMEOUT_ENV, DEFAULT_CONNECT_TIMEOUT_S
 from raysweep.errors import ConfigError
 from raysweep.run.bounded import DeadlinePassed, call_before
 
 T = TypeVar("T")
-CONNECT_TIMEOUT_ENV = "RAYSWEEP_CONNECT_TIMEOUT_S"
-DEFAULT_CONNECT_TIMEOUT_S = 60.0
 TIMEOUT_SETTING = f"--connect-timeout SECONDS or {CONNECT_TIMEOUT_ENV}"
 NOTHING_WRITTEN = "Nothing was started or written"
 
@@ -44,24 +42,6 @@ class ClusterUnreachableError(ConfigError):
 
 class ClusterTokenError(ConfigError):
     """The cluster wants Ray's auth token and this client has none or another (exit 2)."""
-
-
-def connect_timeout_s(flag: float | None) -> float:
-    """The connection's time limit: ``--connect-timeout``, else the variable, else 60 s."""
-    if flag is not None:
-        value, named = flag, f"--connect-timeout {flag:g}"
-    else:
-        raw = os.environ.get(CONNECT_TIMEOUT_ENV, "").strip()
-        if not raw:
-            return DEFAULT_CONNECT_TIMEOUT_S
-        named = f"{CONNECT_TIMEOUT_ENV}={raw}"
-        try:
-            value = float(raw)
-        except ValueError:
-            value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise ConfigError(f"{named}: expected a number of seconds > 0")
-    return value
 
 
 @dataclass(frozen=True)

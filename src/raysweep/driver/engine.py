@@ -143,3 +143,16 @@ if TYPE_CHECKING:  # the class implements the seam (checked by mypy)
     from raysweep.engines.base import Engine
 
     _IMPLEMENTS: type[Engine] = RayEngine
+
+
+class RayTrialRerun:
+    """``sweep repro`` (engines.base.TrialRerun): the installed Ray checked before the
+    driver, which imports it, is imported; then ``driver/rerun.py``."""
+
+    def check(self, out: IO[str]) -> None:
+        check_installed_ray(out)
+
+    def rerun(self, run: RunDir, trial_id: str | None, out: IO[str]) -> int:
+        from raysweep.driver.rerun import rerun_trial
+
+        return rerun_trial(run, trial_id, out)

@@ -13,8 +13,8 @@ from typing import Any
 from raysweep._raycompat import actor_env
 from raysweep._raycompat.interrupt import keep_sigterm_handler, quiet_thread_notice
 from raysweep._raycompat.shutdown import kill_autoscaler_monitor, quiet_token_notice
-from raysweep.driver.cluster import in_ray_job
-from raysweep.driver.connect import DEFAULT_CONNECT_TIMEOUT_S, join_within
+from raysweep.driver.connect import join_within
+from raysweep.engines.environment import DEFAULT_CONNECT_TIMEOUT_S, in_ray_job
 from raysweep.tuner.ray_env import apply_ray_env_defaults
 
 apply_ray_env_defaults()

@@ -17,7 +17,7 @@ from typing import IO, Any
 from raysweep._raycompat.interrupt import StopCallback
 from raysweep._raycompat.repair import repair_snapshot
 from raysweep.config.schema import SweepSpec
-from raysweep.driver.cluster import check_paths_on_nodes, data_paths, in_ray_job
+from raysweep.driver.cluster import check_paths_on_nodes, data_paths
 from raysweep.driver.experiments import load_trials
 from raysweep.driver.fit import run_tuner
 from raysweep.driver.gpu_probe import resolve_gpus_auto
@@ -35,6 +35,7 @@ from raysweep.driver.ray_session import (
 from raysweep.driver.scheduler_history import recorded_trials
 from raysweep.driver.shipping import Shipment, plan_shipment
 from raysweep.driver.trial_view import trial_view
+from raysweep.engines.environment import in_ray_job
 from raysweep.gpu.allocation import GPUPlan, gpu_env
 from raysweep.gpu.monitor import ResourceMonitor
 from raysweep.gpu.sharing import gpu_sharing

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
+from raysweep.engines.environment import DEFAULT_CONNECT_TIMEOUT_S
+
 if TYPE_CHECKING:
     from raysweep.config.schema import SweepSpec
     from raysweep.gpu.allocation import GPUPlan
@@ -30,7 +32,7 @@ class EngineOptions:
     gpus: str | None = None  # --gpus as given
     allow_cpu: bool = False
     address: str | None = None  # the Ray cluster to join (--address, else RAY_ADDRESS)
-    connect_timeout_s: float = 60.0  # joining it gives up after this (driver/connect.py)
+    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S  # joining it gives up after this
     dashboard: bool | None = None  # --dashboard / --no-dashboard; None: on where Ray can
     dashboard_host: str = "127.0.0.1"
     dashboard_port: int | None = None
@@ -125,3 +127,16 @@ class TrialSource(Protocol):
     def holds(self, run: RunDir) -> bool: ...
 
     def counts(self, run: RunDir, state: dict[str, Any]) -> dict[str, int]: ...
+
+
+class TrialRerun(Protocol):
+    """Reruns one recorded trial (``sweep repro``), whichever engine ran the sweep: the
+    registry names the one that does (``engines/registry.py``)."""
+
+    def check(self, out: IO[str]) -> None:
+        """What must hold before the rerun is prepared (the installed Ray, say)."""
+        ...
+
+    def rerun(self, run: RunDir, trial_id: str | None, out: IO[str]) -> int:
+        """Rerun ``trial_id`` (None: the best) of ``run``; 0 when its metric matches."""
+        ...

@@ -13,7 +13,7 @@ from raysweep.registry import import_ref, lookup
 
 if TYPE_CHECKING:
     from raysweep.config.schema import SweepSpec
-    from raysweep.engines.base import Engine, TrialSource
+    from raysweep.engines.base import Engine, TrialRerun, TrialSource
 
 ENGINES: dict[str, str] = {
     "ray": "raysweep.driver.engine:RayEngine",
@@ -25,6 +25,9 @@ TRIAL_SOURCES: dict[str, str] = {
     "local": "raysweep.local.status_source:JournalSource",
     "ray": "raysweep.driver.status_source:SnapshotSource",
 }
+
+# sweep repro: a recorded trial reruns as a Ray trial, whichever engine ran the sweep
+TRIAL_RERUN = "raysweep.driver.engine:RayTrialRerun"
 
 
 def engine_named(name: str) -> Engine:
@@ -41,3 +44,9 @@ def engine_for(spec: SweepSpec) -> Engine:
 def trial_sources() -> list[TrialSource]:
     """Every registered trial source, in the order ``sweep status`` asks them."""
     return [import_ref(ref)() for ref in TRIAL_SOURCES.values()]
+
+
+def trial_rerun() -> TrialRerun:
+    """What reruns one recorded trial (``sweep repro``)."""
+    rerun: TrialRerun = import_ref(TRIAL_RERUN)()
+    return rerun
