@@ -140,6 +140,19 @@ def _package_of(module: str, packages: tuple[str, ...]) -> str | None:
     return next((p for p in packages if module == p or module.startswith(f"{p}.")), None)
 
 
+def _edges(graph: dict[str, set[str]], sources: tuple[str, ...],
+           targets: tuple[str, ...]) -> list[str]:  # fmt: skip
+    """``module -> target`` for every import from a module under ``sources`` into one under
+    ``targets``."""
+    return [
+        f"{module} -> {target}"
+        for module, imported in graph.items()
+        if _package_of(module, sources)
+        for target in imported
+        if _package_of(target, targets)
+    ]
+
+
 def test_the_engines_import_neither_each_other_nor_upward() -> None:
     graph = _graph()
     assert any(m.startswith(f"{PACKAGE}.local.") for m in graph)  # the walk found both engines
@@ -160,13 +173,7 @@ def test_the_run_layer_and_the_seam_import_no_engine() -> None:
     """raysweep.run sits below both engines; engines/ names them only as lazy references."""
     graph = _graph()
     below = (f"{PACKAGE}.run", f"{PACKAGE}.engines")
-    offenders = [
-        f"{module} -> {target}"
-        for module, targets in graph.items()
-        if _package_of(module, below)
-        for target in targets
-        if _package_of(target, (*ENGINE_PACKAGES, *UPWARD))
-    ]
+    offenders = _edges(graph, below, (*ENGINE_PACKAGES, *UPWARD))
     assert any(m.startswith(f"{PACKAGE}.run.") for m in graph)
     assert offenders == []
 
@@ -215,13 +222,7 @@ def test_the_run_directory_and_the_results_import_nothing_above_them() -> None:
     above = (f"{PACKAGE}.report", f"{PACKAGE}.run", f"{PACKAGE}.engines", *ENGINE_PACKAGES,
              *UPWARD, f"{PACKAGE}.nightly", f"{PACKAGE}.status", f"{PACKAGE}.views")  # fmt: skip
     assert f"{PACKAGE}.results.records" in graph[f"{PACKAGE}.rundir"]  # the walk sees the edge
-    offenders = [
-        f"{module} -> {target}"
-        for module, targets in graph.items()
-        if _package_of(module, below)
-        for target in targets
-        if _package_of(target, above)
-    ]
+    offenders = _edges(graph, below, above)
     assert offenders == []
 
 
@@ -363,13 +364,7 @@ def test_the_local_engine_builds_nothing_in_the_ray_tuner_package() -> None:
     """The builders both engines use (scheduler, searcher, time attribute, pause points,
     the trial plan) live outside tuner/, which builds Ray's Tuner alone."""
     graph = _graph()
-    offenders = [
-        f"{module} -> {target}"
-        for module, targets in graph.items()
-        if _package_of(module, (f"{PACKAGE}.local",))
-        for target in targets
-        if _package_of(target, (f"{PACKAGE}.tuner",))
-    ]
+    offenders = _edges(graph, (f"{PACKAGE}.local",), (f"{PACKAGE}.tuner",))
     assert any(m.startswith(f"{PACKAGE}.tuner.") for m in graph)
     assert offenders == []
 
@@ -381,12 +376,6 @@ def test_the_orchestrator_and_the_read_only_commands_reach_engines_through_the_r
     front = (*UPWARD, f"{PACKAGE}.views", f"{PACKAGE}.status", f"{PACKAGE}.nightly",
              f"{PACKAGE}.cli_export", f"{PACKAGE}.cli_flags", f"{PACKAGE}.cli_legacy",
              f"{PACKAGE}.cli_nightly")  # fmt: skip
-    offenders = [
-        f"{module} -> {target}"
-        for module, targets in graph.items()
-        if _package_of(module, front)
-        for target in targets
-        if _package_of(target, ENGINE_PACKAGES)
-    ]
+    offenders = _edges(graph, front, ENGINE_PACKAGES)
     assert f"{PACKAGE}.engines.registry" in graph[f"{PACKAGE}.api"]  # the walk sees api's edges
     assert offenders == []
