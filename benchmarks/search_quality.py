@@ -219,7 +219,7 @@ def run(quick: bool = False, repeats: int | None = None, trials: int | None = No
     ran = list(blocks)
     missing = [p for p in (QUICK_PROBLEMS if quick else PROBLEMS) if p not in blocks]
     earlier = None if quick or not missing else earlier_result(results_dir)
-    carried = carry_over(earlier, missing, trials, repeats, blocks, notes)
+    carried = carry_over(earlier, missing, trials, repeats, blocks)
     unscored = [p for p in missing if p not in carried]
     result = bench_result(TITLE, {"problems": list(blocks), "budget_full_evals": full,
                                   "slots": SLOTS, "points": list(POINTS)}, {},
@@ -276,8 +276,7 @@ def earlier_result(results_dir: Path) -> dict[str, Any] | None:
 
 
 def carry_over(earlier: dict[str, Any] | None, missing: Sequence[str], trials: int | None,
-               repeats: int | None, blocks: dict[str, dict[str, Any]],
-               notes: list[str]) -> list[str]:  # fmt: skip
+               repeats: int | None, blocks: dict[str, dict[str, Any]]) -> list[str]:  # fmt: skip
     """Keep from ``earlier`` the blocks of ``missing`` problems it ran with the seeds and
     budget this run would give them, each with the date and command it was taken with."""
     if earlier is None or earlier.get("params", {}).get("slots") != SLOTS:
@@ -288,10 +287,9 @@ def carry_over(earlier: dict[str, Any] | None, missing: Sequence[str], trials: i
         seeds = list(range(1, 1 + (repeats or SEEDS[problem])))
         n = trials or full_evals(PROBLEMS[problem], FULL_TRIALS)
         if block and block["seeds"] == seeds and block["full_evals"] == n:
+            # its line in the section says when and by which command (quality_section.py)
             blocks[problem] = {"taken": earlier.get("date"), "command": earlier.get("command"),
                                **block}  # fmt: skip
-            notes.append(f"{problem}: figures of {blocks[problem]['taken']} "
-                         f"({blocks[problem]['command']}), not run again")  # fmt: skip
             kept.append(problem)
     return kept
 

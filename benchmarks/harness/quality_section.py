@@ -44,8 +44,9 @@ def ratio_cell(c: Mapping[str, Any]) -> str:
 
 def problem_lines(problems: Mapping[str, Mapping[str, Any]], quick: bool) -> list[str]:
     """The section's body: the protocol in a sentence, one table of every problem's ratio
-    at each budget point, then a line per problem (its budget, every optimizer's median
-    at the whole budget, its curves) and its notes."""
+    at each budget point, then a list item per problem (its budget, every optimizer's
+    median at the whole budget, its curves; when and how a carried-over one was taken) and
+    its notes."""
     lines = [PROTOCOL_NOTE, ""]
     points = next((list(b["cells"]) for b in problems.values() if b["cells"]), [])
     if points:
@@ -57,8 +58,11 @@ def problem_lines(problems: Mapping[str, Mapping[str, Any]], quick: bool) -> lis
                          + " | ".join(cells) + " |")  # fmt: skip
         lines.append("")
     for problem, block in problems.items():
-        taken = f"; figures of {block['taken']}" if block.get("taken") else ""
-        line = (f"**{problem}** ({block['full_evals']} full-fidelity evaluations' budget, "
+        taken = ""
+        if block.get("taken"):  # carried over from an earlier result, not run again
+            command = f", `{block['command']}`" if block.get("command") else ""
+            taken = f"; figures of {block['taken']}{command}"
+        line = (f"- **{problem}** ({block['full_evals']} full-fidelity evaluations' budget, "
                 f"{block['fidelity_steps']} fidelity steps each{taken})")  # fmt: skip
         if block.get("final"):
             medians = sorted(block["final"].items(), key=lambda kv: (kv[1] is None, kv[1]))
@@ -68,7 +72,6 @@ def problem_lines(problems: Mapping[str, Mapping[str, Any]], quick: bool) -> lis
         if not quick:
             name = f"search_quality-{problem}.png"
             line += f". Curves: [figures/{name}](figures/{name})"
-        lines += [line + ".", ""]
-        lines += [f"> {note}" for note in block["notes"]]
-        lines += [""] if block["notes"] else []
-    return lines
+        lines.append(line + ".")
+        lines += [f"  > {note}" for note in block["notes"]]
+    return [*lines, ""]

@@ -205,23 +205,24 @@ def earlier_result() -> dict[str, object]:
 
 
 def test_a_subset_run_keeps_the_other_problems_blocks_with_their_date() -> None:
+    from benchmarks.harness.quality_section import problem_lines
     from benchmarks.search_quality import carry_over
 
     blocks: dict[str, dict[str, object]] = {}
-    notes: list[str] = []
-    assert carry_over(earlier_result(), ["mfh6"], None, 2, blocks, notes) == ["mfh6"]
+    assert carry_over(earlier_result(), ["mfh6"], None, 2, blocks) == ["mfh6"]
     assert blocks["mfh6"]["taken"] == "2026-11-26T10:00:00Z"
-    assert "mfh6: figures of 2026-11-26T10:00:00Z" in notes[0]
+    (line,) = [x for x in problem_lines(blocks, quick=True) if "**mfh6**" in x]  # type: ignore[arg-type]
+    assert "figures of 2026-11-26T10:00:00Z, `" + str(earlier_result()["command"]) in line
     # other seeds, another budget, another number of workers: nothing is carried over
-    assert carry_over(earlier_result(), ["mfh6"], None, 3, {}, []) == []
-    assert carry_over(earlier_result(), ["mfh6"], 10, 2, {}, []) == []
-    assert carry_over(None, ["mfh6"], None, 2, {}, []) == []
+    assert carry_over(earlier_result(), ["mfh6"], None, 3, {}) == []
+    assert carry_over(earlier_result(), ["mfh6"], 10, 2, {}) == []
+    assert carry_over(None, ["mfh6"], None, 2, {}) == []
     two_slots = {**earlier_result(), "params": {"slots": 2}}
-    assert carry_over(two_slots, ["mfh6"], None, 2, {}, []) == []
+    assert carry_over(two_slots, ["mfh6"], None, 2, {}) == []
     # carried twice: the date it was taken with stays
     later = {**earlier_result(), "date": "2026-11-28T00:00:00Z", "problems": blocks}
     again: dict[str, dict[str, object]] = {}
-    carry_over(later, ["mfh6"], None, 2, again, [])
+    carry_over(later, ["mfh6"], None, 2, again)
     assert again["mfh6"]["taken"] == "2026-11-26T10:00:00Z"
 
 
