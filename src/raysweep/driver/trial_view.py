@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from raysweep.results.trial_view import NO_ERROR_TEXT, TrialState, TrialView
+from raysweep.results.trial_view import TrialState, TrialView, read_error_text
 
 # Ray's trial statuses; a paused trial (Hyperband) waits like a pending one
 _STATES: dict[str, TrialState] = {
@@ -34,10 +34,5 @@ def trial_view(trial: Any) -> TrialView:
 def error_text(trial: Any) -> str:
     """A failed Ray trial's error text: Ray's ``error_file``, else the copy in its trial
     folder (which outlives Ray's session directory)."""
-    candidates = [trial.error_file]
-    if trial.path:
-        candidates.append(str(Path(trial.path) / "error.txt"))
-    for candidate in candidates:
-        if candidate and Path(candidate).is_file():
-            return Path(candidate).read_text(encoding="utf-8", errors="replace").strip()
-    return NO_ERROR_TEXT
+    copy = str(Path(trial.path) / "error.txt") if trial.path else None
+    return read_error_text(trial.error_file, copy)

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from raysweep.results.trial_view import INDEX_KEY, NO_ERROR_TEXT, TrialState, TrialView
+from raysweep.results.trial_view import INDEX_KEY, TrialState, TrialView, read_error_text
 
 PENDING, RUNNING = "pending", "running"
 OUTCOMES = ("completed", "stopped", "errored")
@@ -83,12 +82,7 @@ class LocalTrial:
 
     def error_text(self) -> str:
         """A failed trial's error text, from its ``error_file``."""
-        if self.error_file:
-            try:
-                return Path(self.error_file).read_text(encoding="utf-8", errors="replace").strip()
-            except OSError:
-                pass
-        return NO_ERROR_TEXT
+        return read_error_text(self.error_file)
 
     def end_record(self) -> dict[str, Any]:
         """The journal's ``end`` record of this trial."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from raysweep.results.records import TrialStatus
@@ -59,3 +60,15 @@ class TrialView:
         """The best value of ``metric`` over the trial's rows, else its last one."""
         value = self.metric_analysis.get(metric, {}).get(mode)
         return self.last_result.get(metric) if value is None else value
+
+
+def read_error_text(*paths: str | None) -> str:
+    """A failed trial's error text: the first of ``paths`` that can be read, else
+    :data:`NO_ERROR_TEXT`."""
+    for path in paths:
+        if path and Path(path).is_file():
+            try:
+                return Path(path).read_text(encoding="utf-8", errors="replace").strip()
+            except OSError:
+                continue
+    return NO_ERROR_TEXT
