@@ -1,4 +1,4 @@
-"""Knobs: what each Ray setting in ``tuner/ray_env.py`` is worth.
+"""Knobs: what each Ray setting in ``engines/ray/ray_env.py`` is worth.
 
 The no-op sweep of the overhead benchmark, once per variant, interleaved
 repeat by repeat. A variant is environment overrides: a Ray env var set to
@@ -35,7 +35,7 @@ class Variant:
 
 # Each variant changes one thing against "raysweep" (the settings as shipped).
 VARIANTS: tuple[Variant, ...] = (
-    Variant("raysweep", "settings as shipped (tuner/ray_env.py)"),
+    Variant("raysweep", "settings as shipped (engines/ray/ray_env.py)"),
     Variant(
         "ray_loggers_on",
         "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS=0: Ray's CSV + TensorBoard loggers back",

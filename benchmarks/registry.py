@@ -78,7 +78,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               "--quick", suite=True, in_quick_suite=True),
     Benchmark("gpu", "the CNN-LSTM trading sweep at 1, 0.5, 0.25, 0.125 GPU, with and "
               "without MPS (needs an NVIDIA GPU)", "--quick", suite=True),
-    Benchmark("knobs", "what each Ray setting in tuner/ray_env.py is worth (no-op sweep)",
+    Benchmark("knobs", "what each Ray setting in engines/ray/ray_env.py is worth (no-op sweep)",
               "--quick", suite=True, usage="[--only NAME,NAME]"),
     Benchmark("peer_optuna", "the same GBM sweeps through sweep run and one plain Optuna "
               "process", "--quick", suite=True, in_quick_suite=True,

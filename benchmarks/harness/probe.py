@@ -62,7 +62,7 @@ def main(argv: list[str]) -> int:
         atexit.register(_write, timings_path)
     # raysweep's promise: its Ray env defaults are set before Ray Tune is imported.
     try:
-        from raysweep.tuner.ray_env import apply_ray_env_defaults
+        from raysweep.engines.ray.ray_env import apply_ray_env_defaults
     except ImportError:  # a tree from before the tuner package (2026-11-22)
         from raysweep.runner.tuning import apply_ray_env_defaults  # type: ignore[no-redef]
 

@@ -9,6 +9,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from raysweep import moved
+
+moved.install()  # earlier run directories name modules that have moved since
+
 if TYPE_CHECKING:
     from raysweep.api import RunOptions, rerun_trial, resume_sweep, run_sweep
     from raysweep.config.schema import SweepSpec

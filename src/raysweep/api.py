@@ -42,7 +42,6 @@ from raysweep.search.points import WarmStart, load_warm_start
 from raysweep.storage import is_uri
 from raysweep.trainables.builtins import planned_replicas
 from raysweep.trainables.checks import check_trainable
-from raysweep.tuner.loggers import check_logging
 
 __all__ = [
     "RunOptions",
@@ -105,7 +104,6 @@ def load_run_spec(options: RunOptions) -> SweepSpec:
     spec = parse_spec(_run_data(options), source=str(options.config))
     check_trainable(spec)
     check_search(spec)
-    check_logging(spec)
     engine_for(spec).check_options(spec, options.engine_options())
     return spec
 
@@ -212,7 +210,6 @@ def resume_sweep(
         spec = resumed_spec(run, stored, config, options.num_samples, options.max_concurrent)
         check_trainable(spec)
         check_search(spec)
-        check_logging(spec)
         check_unlocked(run.lock_path, str(run))
         engine, engine_options = engine_for(spec), options.engine_options()
         engine.check_options(spec, engine_options)

@@ -369,7 +369,7 @@ def console(argv: Sequence[str] | None = None) -> None:
 
 def _stop_own_ray() -> None:
     """Shut down a Ray the command started, now rather than in Ray's slower exit hook."""
-    session = sys.modules.get("raysweep.driver.ray_session")
+    session = sys.modules.get("raysweep.engines.ray.ray_session")
     if session is not None:  # never imported: no Ray was started
         session.stop_ray()
 

@@ -16,9 +16,9 @@ import pytest
 from factories import quadratic_sweep
 from raysweep import api
 from raysweep.config.load import parse_spec
+from raysweep.engines.ray import loggers
 from raysweep.errors import ConfigError
 from raysweep.rundir import RunDir
-from raysweep.tuner import loggers
 
 SWEEP: dict[str, object] = quadratic_sweep(
     name="logged",

@@ -11,7 +11,7 @@ slots in strict mode for ASHA (its rungs settled by trial index), and Hyperband 
 its whole bracket admitted (a bracket halves on the results at its rung, whatever
 their order), killed right after the rung reports of trials the halving stops. The
 local engine runs an unfinished trial again from its first iteration
-(local/replay.py), so no kill inside a trial can skip a decision there;
+(engines/local/replay.py), so no kill inside a trial can skip a decision there;
 tests/e2e/test_scheduler_resume.py covers its kills.
 """
 

@@ -15,7 +15,7 @@ from ray.tune.schedulers import HyperBandScheduler, TrialScheduler
 from factories import quadratic_sweep
 from raysweep.config.load import parse_spec
 from raysweep.config.schema import HyperbandScheduler as HyperbandConfig
-from raysweep.driver.notices import (
+from raysweep.engines.ray.notices import (
     hyperband_concurrency_warning,
     hyperband_searcher_warning,
 )

@@ -6,7 +6,7 @@ logging integration Ray knows, MLflow's among them. With ``mlflow`` installed
 (raysweep's ``mlflow`` extra) that import is on the way to the first trial of
 every ``sweep run``: a one-trial Ray sweep took 5.5 s with it and 5.0 s without
 on a 2-core VM. A tag is only ever sent with the usage stats, which raysweep
-turns off (``RAY_USAGE_STATS_ENABLED=0``, ``tuner/ray_env.py``): while they are
+turns off (``RAY_USAGE_STATS_ENABLED=0``, ``engines/ray/ray_env.py``): while they are
 off, ``untagged_callbacks()`` skips it; with them on, Ray tags as it does.
 """
 

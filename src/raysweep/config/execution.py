@@ -1,7 +1,7 @@
 """``"execution"``: which specs the in-process executor can run (no Ray, no pydantic here).
 
 "ray": Ray Tune (any trainable, GPUs, clusters); "local": raysweep's in-process
-executor (``raysweep.local``), for the built-in GBM trainables on this machine's
+executor (``raysweep.engines.local``), for the built-in GBM trainables on this machine's
 CPUs, without starting Ray.
 """
 

@@ -28,7 +28,7 @@ class ResourcesConfig(GpuSharingField):
     )
     # sweep.json's ``gpus_per_trial`` as written (a number or "auto"); code reads the
     # number through the ``gpus_per_trial`` property, once a run has resolved "auto"
-    # (driver/gpu_probe.py) into a copy of the spec.
+    # (engines/ray/gpu_probe.py) into a copy of the spec.
     gpus_requested: float | Literal["auto"] = Field(
         default=0.0,
         alias="gpus_per_trial",

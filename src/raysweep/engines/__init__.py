@@ -4,7 +4,7 @@ The orchestrator (``api.py``) picks one by the spec's ``execution`` through the
 registry (``registry.engine_for``) and calls ``run`` or ``resume``; an engine
 hands back an exit code, and writes raysweep's own records into the run
 directory through the engine-neutral run layer (``raysweep.run``). The Ray
-engine lives in ``raysweep.driver``, the in-process one in ``raysweep.local``;
+engine lives in ``raysweep.engines.ray``, the in-process one in ``raysweep.engines.local``;
 neither imports the other.
 """
 

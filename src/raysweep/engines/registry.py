@@ -16,18 +16,18 @@ if TYPE_CHECKING:
     from raysweep.engines.base import Engine, TrialRerun, TrialSource
 
 ENGINES: dict[str, str] = {
-    "ray": "raysweep.driver.engine:RayEngine",
-    "local": "raysweep.local.engine:LocalEngine",
+    "ray": "raysweep.engines.ray.engine:RayEngine",
+    "local": "raysweep.engines.local.engine:LocalEngine",
 }
 
 # Asked in this order; the last one reads any run directory (Ray's snapshots, maybe none).
 TRIAL_SOURCES: dict[str, str] = {
-    "local": "raysweep.local.status_source:JournalSource",
-    "ray": "raysweep.driver.status_source:SnapshotSource",
+    "local": "raysweep.engines.local.status_source:JournalSource",
+    "ray": "raysweep.engines.ray.status_source:SnapshotSource",
 }
 
 # sweep repro: a recorded trial reruns as a Ray trial, whichever engine ran the sweep
-TRIAL_RERUN = "raysweep.driver.engine:RayTrialRerun"
+TRIAL_RERUN = "raysweep.engines.ray.engine:RayTrialRerun"
 
 
 def engine_named(name: str) -> Engine:

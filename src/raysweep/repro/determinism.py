@@ -2,7 +2,7 @@
 
 ``DETERMINISM_ENV`` must reach a worker before CUDA initialises there: a local
 Ray's workers inherit it from the driver's environment, a cluster's get it
-through the job's ``runtime_env`` ``env_vars`` (driver/ray_session.py);
+through the job's ``runtime_env`` ``env_vars`` (engines/ray/ray_session.py);
 ``set_determinism_env`` also sets it in-process at every trial start, before
 the trial can import torch or touch CUDA.
 """

@@ -1,7 +1,7 @@
 """A trial as an engine hands it over: what collect and the live progress read.
 
 Each engine turns its own trial objects into these (the Ray engine in
-``driver/trial_view.py``, the local engine in ``LocalTrial.view``), so nothing
+``engines/ray/trial_view.py``, the local engine in ``LocalTrial.view``), so nothing
 outside an engine reads an engine's trial type.
 """
 

@@ -2,7 +2,7 @@
 
 The display (run/live.py) is a live panel on a terminal and plain lines elsewhere.
 An engine tells :class:`TrialProgress` when a trial starts and ends and when its loop
-turns; the Ray engine does so through a Ray Tune callback (``driver/progress.py``).
+turns; the Ray engine does so through a Ray Tune callback (``engines/ray/progress.py``).
 """
 
 from __future__ import annotations

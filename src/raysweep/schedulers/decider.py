@@ -6,7 +6,7 @@ iteration limit ends the trial without asking the scheduler or telling the searc
 otherwise the scheduler decides, and the searcher hears the result only when the
 trial goes on. When a trial ends, the scheduler hears it first (its last result, or
 the error), then the searcher. :class:`Decider` makes those calls for the local
-engine's live trials, for its resume replay (``local/replay.py``) and for the Ray
+engine's live trials, for its resume replay (``engines/local/replay.py``) and for the Ray
 engine's resume replay of a scheduler (``schedulers/restore.py``, no searcher: Ray
 restores that from its snapshot).
 

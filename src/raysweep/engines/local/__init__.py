@@ -1,0 +1,1 @@
+"""The local engine (``"execution": "local"``): sweeps run in this process, without Ray."""

@@ -1,1 +1,0 @@
-"""The in-process executor (``"execution": "local"``): sweeps without Ray."""
