@@ -141,9 +141,8 @@ SEAM = tuple(
     if path.stem != "__init__"
 )
 UPWARD = (f"{PACKAGE}.api", f"{PACKAGE}.cli")
-# Where ``execution`` may be compared: the registry that picks an engine by it, and the
-# spec's check of which combinations the local engine runs (a config error, exit 2).
-ENGINE_SELECTION = {f"{PACKAGE}.engines.registry", f"{PACKAGE}.config.execution"}
+# Where ``execution`` may be compared: the registry that picks an engine by it.
+ENGINE_SELECTION = {f"{PACKAGE}.engines.registry"}
 
 
 def _package_of(module: str, packages: tuple[str, ...]) -> str | None:

@@ -230,23 +230,6 @@ def test_schema_offers_auto() -> None:
     assert {"type": "number"} in prop["anyOf"]
 
 
-@pytest.mark.parametrize(
-    ("changes", "expected"),
-    [
-        ({"trainable": "torch_mlp"}, "only (got trainable 'torch_mlp')"),
-        ({"trainable": "examples.quadratic:fit"}, "got trainable 'examples.quadratic:fit'"),
-        ({"resources": {"gpus_per_trial": 0.5}}, "CPUs only (got resources.gpus_per_trial 0.5)"),
-        ({"resources": {"gpus_per_trial": "auto"}}, "gpus_per_trial 'auto'"),
-        ({"scheduler": {"type": "hyperband"}}, "got scheduler.type 'hyperband'"),
-        ({"logging": {"tensorboard": True}}, "no TensorBoard or MLflow logs"),
-    ],
-)
-def test_local_execution_refuses_what_it_cannot_run(changes: dict[str, Any], expected: str) -> None:
-    message = error_of({**BASE, "execution": "local", **changes})
-    assert "execution: 'local'" in message
-    assert expected in message
-
-
 def test_execution_is_ray_or_local() -> None:
     assert "execution" in error_of(with_("execution", "threads"))
     assert parse_spec(BASE).execution == "ray"

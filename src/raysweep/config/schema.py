@@ -19,7 +19,6 @@ from pydantic import (
 
 from raysweep.config.base import StrictModel, format_error
 from raysweep.config.conditions import check_conditions
-from raysweep.config.execution import check_local_execution
 from raysweep.config.objectives import (
     Objective,
     SchedulerMetric,
@@ -234,7 +233,7 @@ class SweepSpec(RankByField):  # rank_by: config/ranking.py
     checkpoint: CheckpointSettings = Field(default_factory=CheckpointSettings)
     max_failures: int = Field(default=0, ge=0)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
-    execution: Literal["ray", "local"] = "ray"  # or in this process, no Ray: config/execution.py
+    execution: Literal["ray", "local"] = "ray"  # or in this process, no Ray: engines/local/
 
     @model_validator(mode="before")
     @classmethod
@@ -312,7 +311,6 @@ class SweepSpec(RankByField):  # rank_by: config/ranking.py
                 f"({not_strict[self.scheduler.type]}); use fifo or asha, or set "
                 "reproducibility.strict to false and search.max_concurrent to 1"
             )
-        check_local_execution(self)
         return self
 
     @model_serializer(mode="wrap")

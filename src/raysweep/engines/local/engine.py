@@ -1,7 +1,8 @@
 """The local engine: a sweep's trials in this process, without Ray (``"execution": "local"``).
 
-Registered in ``engines.registry``. Its command-line checks (no cluster, a
-local run directory) and the notes on flags it ignores live here, with it.
+Registered in ``engines.registry``. What it can run (``capabilities.py``), its
+command-line checks (no cluster, a local run directory) and the notes on flags it
+ignores live with it.
 """
 
 from __future__ import annotations
@@ -26,7 +27,10 @@ class LocalEngine:
     name = "local"
 
     def check_options(self, spec: SweepSpec, options: EngineOptions) -> None:
-        """ConfigError for flags an in-process run cannot honour."""
+        """ConfigError for a spec or flags an in-process run cannot honour."""
+        from raysweep.engines.local.capabilities import check_runnable
+
+        check_runnable(spec)
         if options.address:
             raise ConfigError(
                 f'--address {options.address}: "execution": "local" runs the trials '
