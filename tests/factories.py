@@ -2,8 +2,9 @@
 
 - `sweep` in a fresh process: :func:`sweep_env`, :func:`run_sweep_cli`, and
   :func:`kill_group` for a process started in its own session;
-- sweep.json data and specs of the quadratic example (``examples.quadratic:fit``):
-  :func:`quadratic_sweep`, :func:`make_spec`, :data:`QUADRATIC_SPACES`;
+- sweep.json data of a small sweep of any trainable: :func:`make_sweep`; of the
+  quadratic example (``examples.quadratic:fit``) and its specs: :func:`quadratic_sweep`,
+  :func:`make_spec`, :data:`QUADRATIC_SPACES`; of the trading trainable: :func:`trading_sweep`;
 - a built-in trainable's trial context: :func:`ctx_for`;
 - a CSV data set with missing values: :func:`csv_with_missing_values`;
 - a port that accepts connections and never answers: :class:`SilentPort`; one
@@ -120,21 +121,83 @@ def sweep_in_process(
     return code, RunDir(tmp_path / "runs" / data["name"]), out.getvalue()
 
 
-def quadratic_sweep(**fields: Any) -> dict[str, Any]:
-    """sweep.json data of a small sweep; ``fields`` replace or add top-level keys.
+GBMS = ("lightgbm", "xgboost", "catboost")
 
-    2 random trials of the quadratic example over x in [0, 1], one at a time, seed 42.
-    """
-    return {
+
+def _base_sweep(trainable: str) -> dict[str, Any]:
+    """A fresh copy of :func:`make_sweep`'s base for ``trainable``."""
+    one_at_a_time = {"algorithm": "random", "num_samples": 2, "max_concurrent": 1}
+    if trainable in GBMS:
+        return {
+            "name": trainable,
+            "trainable": trainable,
+            "trainable_args": {"dataset": "breast_cancer", "num_boost_round": 10},
+            "metric": "val_loss",
+            "mode": "min",
+            "space": {"learning_rate": {"type": "loguniform", "low": 0.01, "high": 0.3}},
+            "search": one_at_a_time,
+            "seed": 42,
+        }
+    if trainable == "torch_mlp":
+        return {
+            "name": trainable,
+            "trainable": trainable,
+            "trainable_args": {"dataset": "wine", "epochs": 2},
+            "metric": "val_loss",
+            "mode": "min",
+            "space": {"lr": {"type": "loguniform", "low": 0.001, "high": 0.1}},
+            "search": one_at_a_time,
+            "seed": 42,
+        }
+    if trainable == "trading":
+        return {
+            "name": "t",
+            "trainable": "trading",
+            "trainable_args": {"synthetic": {"bars": 800}, "n_folds": 2},
+            "metric": "composite",
+            "mode": "max",
+            "space": {"entry_threshold": {"type": "uniform", "low": 0.4, "high": 0.6}},
+        }
+    return {  # the quadratic example, or a user's trainable that reports "loss" as it does
         "name": "small",
-        "trainable": QUADRATIC,
+        "trainable": trainable,
         "metric": "loss",
         "mode": "min",
         "space": {"x": {"type": "uniform", "low": 0, "high": 1}},
-        "search": {"algorithm": "random", "num_samples": 2, "max_concurrent": 1},
+        "search": one_at_a_time,
         "seed": 42,
-        **fields,
     }
+
+
+def make_sweep(trainable: str = QUADRATIC, **fields: Any) -> dict[str, Any]:
+    """sweep.json data of a small sweep of ``trainable``; ``fields`` replace or add
+    top-level keys (a new dict each call: callers may change it).
+
+    The bases, each valid as it is:
+
+    - :data:`QUADRATIC` (the default), or any ``module:function`` that reports ``loss``
+      as the quadratic example does: name ``small``, x uniform in [0, 1], ``loss`` min;
+    - ``lightgbm``, ``xgboost``, ``catboost``: named after the trainable, 10 boosting
+      rounds on scikit-learn's breast_cancer, learning_rate loguniform in [0.01, 0.3],
+      ``val_loss`` min;
+    - ``torch_mlp``: 2 epochs on wine, lr loguniform in [0.001, 0.1], ``val_loss`` min;
+
+    each of them 2 random trials one at a time, seed 42; and
+
+    - ``trading``: name ``t``, 800 synthetic bars in 2 folds, entry_threshold uniform in
+      [0.4, 0.6], ``composite`` max, the search and seed left to their defaults.
+    """
+    return {**_base_sweep(trainable), **fields}
+
+
+def quadratic_sweep(**fields: Any) -> dict[str, Any]:
+    """sweep.json data of a small sweep; ``fields`` replace or add top-level keys
+    (``trainable`` too: the base stays the quadratic example's).
+
+    2 random trials of the quadratic example over x in [0, 1], one at a time, seed 42:
+    :func:`make_sweep`'s default.
+    """
+    return {**make_sweep(), **fields}
 
 
 def make_spec(**fields: Any) -> SweepSpec:
@@ -155,16 +218,13 @@ def ctx_for(args: dict[str, Any], seed: int = 7, **fields: Any) -> TrialContext:
 
 
 def trading_sweep(space: dict[str, Any] | None = None, **args: Any) -> dict[str, Any]:
-    """sweep.json data of the built-in trading trainable on 800 synthetic bars, 2 folds;
-    ``args`` are added to its trainable_args."""
-    return {
-        "name": "t",
-        "trainable": "trading",
-        "trainable_args": {"synthetic": {"bars": 800}, "n_folds": 2, **args},
-        "metric": "composite",
-        "mode": "max",
-        "space": space or {"entry_threshold": {"type": "uniform", "low": 0.4, "high": 0.6}},
-    }
+    """sweep.json data of the built-in trading trainable on 800 synthetic bars, 2 folds
+    (:func:`make_sweep`'s ``trading``); ``args`` are added to its trainable_args."""
+    data = make_sweep("trading")
+    data["trainable_args"].update(args)
+    if space:
+        data["space"] = space
+    return data
 
 
 def csv_with_missing_values(path: Path) -> Path:
