@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from factories import sweep_in_process
+from factories import make_sweep, sweep_in_process
 from raysweep.rundir import RunDir
 
 # Each searcher's space over the same two LightGBM parameters (grid: 2 x 2 points).
@@ -34,22 +34,21 @@ SCHEDULERS: dict[str, dict[str, Any]] = {
 
 def contract_sweep(name: str, algorithm: str = "random", scheduler: str = "fifo",
                    engine: str = "local", **fields: Any) -> dict[str, Any]:  # fmt: skip
-    """sweep.json data: a few LightGBM trials of 4 iterations on breast_cancer, one at a time."""
-    return {
-        "name": name,
-        "trainable": "lightgbm",
-        "trainable_args": {"dataset": "breast_cancer", "num_boost_round": 8, "report_every": 2},
-        "metric": "val_loss",
-        "mode": "min",
-        "space": {**SPACES[algorithm], "objective": "binary"},
-        "search": {"algorithm": algorithm, "num_samples": 1 if algorithm == "grid" else 4,
-                   "max_concurrent": 1, "options": SEARCH_OPTIONS.get(algorithm, {})},
-        "scheduler": SCHEDULERS[scheduler],
-        "resources": {"cpus_per_trial": 1},
-        "seed": 1,  # every searcher meets a stop by ASHA and by the median rule
-        "execution": engine,
-        **fields,
-    }  # fmt: skip
+    """sweep.json data: a few LightGBM trials of 4 iterations on breast_cancer, one at a time;
+    ``fields`` replace or add top-level keys."""
+    data = make_sweep(
+        "lightgbm",
+        name=name,
+        trainable_args={"dataset": "breast_cancer", "num_boost_round": 8, "report_every": 2},
+        space={**SPACES[algorithm], "objective": "binary"},
+        search={"algorithm": algorithm, "num_samples": 1 if algorithm == "grid" else 4,
+                "max_concurrent": 1, "options": SEARCH_OPTIONS.get(algorithm, {})},
+        scheduler=SCHEDULERS[scheduler],
+        resources={"cpus_per_trial": 1},
+        seed=1,  # every searcher meets a stop by ASHA and by the median rule
+        execution=engine,
+    )  # fmt: skip
+    return {**data, **fields}
 
 
 def run_contract_sweep(

@@ -12,7 +12,7 @@ import pytest
 from ray.tune.experiment import Trial
 from ray.tune.schedulers import HyperBandScheduler, TrialScheduler
 
-from factories import quadratic_sweep
+from factories import make_sweep, quadratic_sweep
 from raysweep.config.load import parse_spec
 from raysweep.config.schema import HyperbandScheduler as HyperbandConfig
 from raysweep.engines.ray.notices import (
@@ -59,22 +59,17 @@ def test_paused_trials_resume_from_their_rung_checkpoint(
     ray_session: None, tmp_path: Path, run_in_process: Callable[[Path, dict[str, Any]], Path]
 ) -> None:
     """With checkpoint.frequency 0, a trial Hyperband pauses still continues where it stopped."""
-    run_dir = run_in_process(
-        tmp_path,
-        {
-            "name": "hb-rungs",
-            "trainable": "lightgbm",
-            "trainable_args": {"dataset": "wine", "num_boost_round": 9},
-            "metric": "val_loss",
-            "mode": "min",
-            "space": {"learning_rate": {"type": "loguniform", "low": 0.01, "high": 0.3}},
-            # 3 trials fill the bracket without halvings, 5 the one with rungs at 3 and 9.
-            "search": {"algorithm": "random", "num_samples": 8},
-            "scheduler": {"type": "hyperband", "max_t": 9, "reduction_factor": 3},
-            "checkpoint": {"frequency": 0, "num_to_keep": 1},
-            "seed": 5,
-        },
+    data = make_sweep(
+        "lightgbm",
+        name="hb-rungs",
+        trainable_args={"dataset": "wine", "num_boost_round": 9},
+        # 3 trials fill the bracket without halvings, 5 the one with rungs at 3 and 9.
+        search={"algorithm": "random", "num_samples": 8},
+        scheduler={"type": "hyperband", "max_t": 9, "reduction_factor": 3},
+        checkpoint={"frequency": 0, "num_to_keep": 1},
+        seed=5,
     )
+    run_dir = run_in_process(tmp_path, data)
     log = (run_dir / "sweep_output.log").read_text()
     assert "hyperband pauses trials at iterations 1, 3, 9; lightgbm checkpoints there" in log
     starts = Counter(

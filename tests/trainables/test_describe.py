@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from factories import fx_hourly_bars, make_spec, trading_sweep
+from factories import fx_hourly_bars, make_spec, make_sweep, trading_sweep
 from raysweep.config.load import parse_spec
 from raysweep.errors import TrainableError
 from raysweep.trainables.describe import (
@@ -79,35 +79,19 @@ def test_a_failing_describer_names_itself(tmp_path: Path, monkeypatch: pytest.Mo
     ("data", "reports"),
     [
         (trading_sweep(n_folds=3), 3),
-        (
-            {
-                "trainable": "lightgbm",
-                "trainable_args": {"num_boost_round": 50, "report_every": 10},
-            },
-            5,
-        ),
-        (
-            {"trainable": "xgboost", "trainable_args": {"num_boost_round": 45, "report_every": 10}},
-            5,
-        ),
-        ({"trainable": "torch_mlp", "trainable_args": {"epochs": 7}}, 7),
+        (make_sweep("lightgbm", trainable_args={"num_boost_round": 50, "report_every": 10}), 5),
+        (make_sweep("xgboost", trainable_args={"num_boost_round": 45, "report_every": 10}), 5),
+        (make_sweep("torch_mlp", trainable_args={"epochs": 7}), 7),
     ],
 )
 def test_a_max_t_beyond_what_a_trial_reports_is_warned_about(
     data: dict[str, Any], reports: int
 ) -> None:
-    trading = data["trainable"] == "trading"
-    base = {
-        "name": "t",
-        "metric": "composite" if trading else "val_loss",
-        "mode": "max" if trading else "min",
-        "space": {"learning_rate": 0.1},
-    }
-    fits = parse_spec({**base, **data, "scheduler": {"type": "asha", "max_t": reports}})
+    fits = parse_spec({**data, "scheduler": {"type": "asha", "max_t": reports}})
     known = reports_per_trial(fits)
     assert known is not None and known[0] == reports
     assert max_t_warning(fits) is None
-    over = parse_spec({**base, **data, "scheduler": {"type": "hyperband", "max_t": reports + 1}})
+    over = parse_spec({**data, "scheduler": {"type": "hyperband", "max_t": reports + 1}})
     warning = max_t_warning(over)
     assert warning is not None and warning.startswith(
         f"warning: scheduler.max_t {reports + 1} is more than the {reports} result(s) a "
@@ -118,14 +102,12 @@ def test_a_max_t_beyond_what_a_trial_reports_is_warned_about(
 def test_max_t_is_not_judged_for_user_trainables_or_sampled_rounds() -> None:
     assert max_t_warning(make_spec(scheduler={"type": "asha", "max_t": 1000})) is None
     sampled = parse_spec(
-        {
-            "name": "t",
-            "trainable": "lightgbm",
-            "metric": "val_loss",
-            "mode": "min",
-            "space": {"num_boost_round": {"type": "int", "low": 10, "high": 50}},
-            "scheduler": {"type": "asha", "max_t": 1000},
-        }
+        make_sweep(
+            "lightgbm",
+            trainable_args={},  # the rounds are in the space alone
+            space={"num_boost_round": {"type": "int", "low": 10, "high": 50}},
+            scheduler={"type": "asha", "max_t": 1000},
+        )
     )
     assert reports_per_trial(sampled) is None
 

@@ -8,20 +8,14 @@ from typing import Any
 
 import pytest
 
+from factories import make_sweep
 from raysweep.config.load import parse_spec
 from raysweep.engines.base import EngineOptions
 from raysweep.engines.registry import engine_for
 from raysweep.errors import ConfigError
 
-LOCAL: dict[str, Any] = {
-    "name": "t",
-    "trainable": "lightgbm",
-    "execution": "local",
-    "metric": "val_loss",
-    "mode": "min",
-    "space": {"learning_rate": {"type": "loguniform", "low": 0.001, "high": 0.3}},
-    "search": {"algorithm": "random", "num_samples": 4},
-}
+# no trainable_args: the other trainables swapped in below would not take LightGBM's
+LOCAL: dict[str, Any] = make_sweep("lightgbm", name="t", trainable_args={}, execution="local")
 
 
 @pytest.mark.parametrize(

@@ -4,49 +4,15 @@ the engine contract suite, tests/engines/)."""
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from raysweep import api
+from factories import make_sweep, sweep_in_process
 from raysweep.repro.seeds import trial_seed_for
 from raysweep.rundir import RunDir
-
-
-def gbm_sweep(name: str, **fields: Any) -> dict[str, Any]:
-    """A small LightGBM sweep on breast_cancer, in-process: 6 trials, Optuna TPE + ASHA."""
-    return {
-        "name": name,
-        "trainable": "lightgbm",
-        "trainable_args": {"dataset": "breast_cancer", "num_boost_round": 20, "report_every": 5},
-        "metric": "val_loss",
-        "mode": "min",
-        "space": {
-            "learning_rate": {"type": "loguniform", "low": 0.01, "high": 0.3},
-            "num_leaves": {"type": "int", "low": 4, "high": 32, "log": True},
-            "objective": "binary",
-        },
-        "search": {"algorithm": "optuna", "num_samples": 6, "max_concurrent": 2,
-                   "options": {"n_startup_trials": 3}},
-        "scheduler": {"type": "asha", "max_t": 4, "grace_period": 1, "reduction_factor": 2},
-        "resources": {"cpus_per_trial": 1},
-        "seed": 7,
-        "checkpoint": {"frequency": 2},
-        "execution": "local",
-        **fields,
-    }  # fmt: skip
-
-
-def run(tmp_path: Path, data: dict[str, Any], **options: Any) -> tuple[int, RunDir, str]:
-    path = tmp_path / f"{data['name']}.json"
-    path.write_text(json.dumps(data))
-    out = io.StringIO()
-    opts = api.RunOptions(config=path, storage=tmp_path / "runs", dashboard=False, **options)
-    code = api.run_sweep(opts, out=out)
-    return code, RunDir(tmp_path / "runs" / data["name"]), out.getvalue()
 
 
 def results(run_dir: RunDir) -> dict[str, Any]:
@@ -54,9 +20,25 @@ def results(run_dir: RunDir) -> dict[str, Any]:
 
 
 def test_a_local_run_writes_the_run_directory_without_ray_tune(tmp_path: Path) -> None:
-    data = gbm_sweep("local")
-    data["search"]["max_concurrent"] = 1  # one at a time: ASHA's decisions do not depend on timing
-    code, run_dir, out = run(tmp_path, data)
+    data = make_sweep(
+        "lightgbm",
+        name="local",
+        trainable_args={"dataset": "breast_cancer", "num_boost_round": 20, "report_every": 5},
+        space={
+            "learning_rate": {"type": "loguniform", "low": 0.01, "high": 0.3},
+            "num_leaves": {"type": "int", "low": 4, "high": 32, "log": True},
+            "objective": "binary",
+        },
+        # one at a time: ASHA's decisions do not depend on timing
+        search={"algorithm": "optuna", "num_samples": 6, "max_concurrent": 1,
+                "options": {"n_startup_trials": 3}},
+        scheduler={"type": "asha", "max_t": 4, "grace_period": 1, "reduction_factor": 2},
+        resources={"cpus_per_trial": 1},
+        seed=7,
+        checkpoint={"frequency": 2},
+        execution="local",
+    )  # fmt: skip
+    code, run_dir, out = sweep_in_process(tmp_path, data, dashboard=False)
     assert code == 0, out
     assert "in-process (no Ray)" in out
     trials = results(run_dir)["trials"]
@@ -84,14 +66,14 @@ def test_local_execution_refuses_a_cluster_address(tmp_path: Path) -> None:
     from raysweep.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"--address 127\.0\.0\.1:6379.*execution"):
-        run(tmp_path, gbm_sweep("refused"), address="127.0.0.1:6379")
+        data = make_sweep("lightgbm", name="refused", execution="local")
+        sweep_in_process(tmp_path, data, dashboard=False, address="127.0.0.1:6379")
     assert not (tmp_path / "runs" / "refused").exists()
 
 
 def test_the_execution_flag_overrides_the_config(tmp_path: Path) -> None:
-    data = gbm_sweep("flag", execution="ray")
-    data["search"]["num_samples"] = 2
-    code, run_dir, out = run(tmp_path, data, execution="local")
+    data = make_sweep("lightgbm", name="flag", execution="ray")  # 2 trials
+    code, run_dir, out = sweep_in_process(tmp_path, data, dashboard=False, execution="local")
     assert code == 0, out
     assert run_dir.read_spec().execution == "local"
     assert run_dir.journal_path.is_file()

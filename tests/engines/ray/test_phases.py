@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from factories import quadratic_sweep
+from factories import make_sweep, quadratic_sweep
 from raysweep._raycompat.experiment_state import read_trial_states
 from raysweep.config.load import parse_spec
 from raysweep.config.schema import SweepSpec
@@ -158,13 +158,8 @@ def test_num_samples_in_the_file_is_a_change_without_the_flag(tmp_path: Path) ->
 def test_resumed_spec_accepts_a_spec_json_written_before_alias_resolution(tmp_path: Path) -> None:
     import raysweep.trainables  # noqa: F401  (registers the library alias hook)
 
-    data: dict[str, Any] = {
-        "name": "aliases",
-        "trainable": "lightgbm",
-        "metric": "val_loss",
-        "mode": "min",
-        "space": {"num_leaf": {"type": "int", "low": 8, "high": 64}, "eta": 0.1},
-    }
+    space = {"num_leaf": {"type": "int", "low": 8, "high": 64}, "eta": 0.1}
+    data = make_sweep("lightgbm", name="aliases", space=space)
     before_resolution = SweepSpec.model_validate(data)  # as an older raysweep recorded it
     config = parse_spec(data)  # the same file, aliases resolved
     assert "num_leaves" in config.space and "num_leaf" in before_resolution.space

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from factories import make_sweep
 from raysweep.config.load import parse_spec
 from raysweep.config.schema import SweepSpec
 from raysweep.engines.ray import ray_env
@@ -52,16 +53,10 @@ def test_the_users_buffer_setting_is_kept(fresh_env: pytest.MonkeyPatch) -> None
 
 
 def spec_with(**fields: Any) -> SweepSpec:
-    data: dict[str, Any] = {
-        "name": "buffer",
-        "trainable": "lightgbm",
-        "metric": "val_loss",
-        "mode": "min",
-        "space": {"learning_rate": {"type": "loguniform", "low": 0.01, "high": 0.3}},
-        "checkpoint": {"frequency": 0},
-        **fields,
-    }
-    return parse_spec(data)
+    """A LightGBM sweep without checkpoints; ``fields`` replace its top-level keys."""
+    return parse_spec(
+        {**make_sweep("lightgbm", name="buffer", checkpoint={"frequency": 0}), **fields}
+    )
 
 
 def test_only_trials_that_neither_stop_early_nor_checkpoint_are_buffered() -> None:
