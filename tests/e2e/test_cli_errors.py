@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from factories import REPO, quadratic_sweep, run_sweep_cli
+from factories import REPO, make_sweep, quadratic_sweep, run_sweep_cli
 
 GOOD: dict[str, Any] = quadratic_sweep(name="ok")
 
@@ -73,12 +73,7 @@ def test_missing_file_and_invalid_json(tmp_path: Path) -> None:
 
 
 def test_builtin_metric_and_args_are_checked(tmp_path: Path) -> None:
-    config = {
-        **GOOD,
-        "trainable": "lightgbm",
-        "metric": "auc",
-        "trainable_args": {"dataset": "breast_cancer"},
-    }
+    config = make_sweep("lightgbm", metric="auc", trainable_args={"dataset": "breast_cancer"})
     file = tmp_path / "s.json"
     file.write_text(json.dumps(config))
     proc = run_sweep_cli("validate", "--config", str(file), cwd=tmp_path)
@@ -153,13 +148,9 @@ def test_gpus_without_gpu_says_so(tmp_path: Path) -> None:
 
 
 def test_builtin_on_several_gpus_is_refused(tmp_path: Path) -> None:
-    config = {
-        **GOOD,
-        "trainable": "lightgbm",
-        "metric": "val_loss",
-        "trainable_args": {"dataset": "wine"},
-        "resources": {"gpus_per_trial": 2},
-    }
+    config = make_sweep(
+        "lightgbm", trainable_args={"dataset": "wine"}, resources={"gpus_per_trial": 2}
+    )
     file = tmp_path / "s.json"
     file.write_text(json.dumps(config))
     proc = run_sweep_cli("validate", "--config", str(file), cwd=tmp_path)

@@ -7,22 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-CONFIG = {
-    "trainable": "lightgbm",
-    "trainable_args": {"dataset": "breast_cancer", "num_boost_round": 5},
-    "metric": "val_loss",
-    "mode": "min",
-    "space": {"learning_rate": {"type": "uniform", "low": 0.05, "high": 0.3}},
-    "search": {"algorithm": "random", "num_samples": 2},
-    "resources": {"cpus_per_trial": 1},
-}
+from factories import make_sweep
 
 
 def test_simultaneous_sweeps_without_a_port_both_run_each_on_its_own_port(tmp_path: Path) -> None:
     procs = []
     for name in ("first", "second"):
         path = tmp_path / f"{name}.json"
-        path.write_text(json.dumps({**CONFIG, "name": name}), encoding="utf-8")
+        path.write_text(json.dumps(make_sweep("lightgbm", name=name)), encoding="utf-8")
         cmd = [sys.executable, "-m", "raysweep.cli", "run", "--config", str(path)]
         cmd += ["--storage", str(tmp_path / "runs")]
         procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -18,10 +18,10 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from factories import make_sweep
 from raysweep._imports import (
     EXTRAS,
     MissingExtraError,
@@ -64,17 +64,6 @@ def test_try_import_defers_the_error(monkeypatch: pytest.MonkeyPatch) -> None:
         MissingExtraError, match=r"install it with: pip install 'raysweep\[catboost\]'"
     ):
         imported.check()
-
-
-def lgbm_sweep(name: str, trainable: str, space: dict[str, Any]) -> dict[str, Any]:
-    args = {"dataset": "breast_cancer", "num_boost_round": 5}
-    if trainable == "torch_mlp":
-        args = {"dataset": "wine", "epochs": 2}
-    return {
-        "name": name, "trainable": trainable, "trainable_args": args,
-        "metric": "val_loss", "mode": "min", "space": space,
-        "search": {"algorithm": "random", "num_samples": 2, "max_concurrent": 1}, "seed": 1,
-    }  # fmt: skip
 
 
 def copy_package(dest: Path) -> Path:
@@ -126,9 +115,9 @@ def test_lightgbm_only_install_runs_lightgbm_and_refuses_torch(
     work = tmp_path / "work"
     work.mkdir()
     sweep = venv / "bin" / "sweep"
+    space = {"num_leaves": {"type": "int", "low": 4, "high": 16}, "objective": "binary"}
     lgbm = work / "lgbm.json"
-    lgbm.write_text(json.dumps(lgbm_sweep("lgbm", "lightgbm", {
-        "num_leaves": {"type": "int", "low": 4, "high": 16}, "objective": "binary"})))  # fmt: skip
+    lgbm.write_text(json.dumps(make_sweep("lightgbm", name="lgbm", space=space)))
     ran = subprocess.run(
         [str(sweep), "run", "--config", str(lgbm), "--storage", str(work / "runs")],
         cwd=work, env=env, capture_output=True, text=True, timeout=600,
@@ -138,7 +127,7 @@ def test_lightgbm_only_install_runs_lightgbm_and_refuses_torch(
     assert [t["status"] for t in results["trials"]] == ["completed", "completed"]
 
     mlp = work / "mlp.json"
-    mlp.write_text(json.dumps(lgbm_sweep("mlp", "torch_mlp", {"lr": 0.01})))
+    mlp.write_text(json.dumps(make_sweep("torch_mlp", name="mlp", space={"lr": 0.01})))
     for command in (["validate", "--config", str(mlp)],
                     ["run", "--config", str(mlp), "--storage", str(work / "runs")]):  # fmt: skip
         refused = subprocess.run(
@@ -149,12 +138,11 @@ def test_lightgbm_only_install_runs_lightgbm_and_refuses_torch(
     assert not (work / "runs" / "mlp").exists()
 
     # Optuna's samplers: GP needs torch (refused up front), CMA-ES runs past its start-up
-    space = {"num_leaves": {"type": "int", "low": 4, "high": 16}, "objective": "binary"}
     for sampler, code in (("gp", 2), ("cmaes", 0)):
-        config = lgbm_sweep(sampler, "lightgbm", space)
-        config["search"] = {"algorithm": "optuna", "num_samples": 3, "max_concurrent": 1,
-                            "options": {"sampler": sampler, "n_startup_trials": 1}}  # fmt: skip
-        config["execution"] = "local"
+        search = {"algorithm": "optuna", "num_samples": 3, "max_concurrent": 1,
+                  "options": {"sampler": sampler, "n_startup_trials": 1}}  # fmt: skip
+        config = make_sweep("lightgbm", name=sampler, space=space, search=search,
+                            execution="local")  # fmt: skip
         path = work / f"{sampler}.json"
         path.write_text(json.dumps(config))
         done = subprocess.run(

@@ -12,27 +12,27 @@ from typing import Any
 import pytest
 from e2e_helpers import REPO, sweep_env
 
+from factories import make_sweep
+
 pytestmark = pytest.mark.slow
 
-LOCAL_SWEEP: dict[str, Any] = {
-    "name": "local",
-    "trainable": "lightgbm",
-    "trainable_args": {"dataset": "breast_cancer", "num_boost_round": 60, "report_every": 5},
-    "metric": "val_loss",
-    "mode": "min",
-    "space": {
+LOCAL_SWEEP: dict[str, Any] = make_sweep(
+    "lightgbm",
+    name="local",
+    trainable_args={"dataset": "breast_cancer", "num_boost_round": 60, "report_every": 5},
+    space={
         "learning_rate": {"type": "loguniform", "low": 0.01, "high": 0.3},
         "num_leaves": {"type": "int", "low": 4, "high": 64, "log": True},
         "feature_fraction": {"type": "uniform", "low": 0.5, "high": 1.0},
         "objective": "binary",
     },
-    "search": {"algorithm": "optuna", "num_samples": 40, "max_concurrent": 2,
-               "options": {"n_startup_trials": 6}},
-    "scheduler": {"type": "asha", "max_t": 12, "grace_period": 2, "reduction_factor": 3},
-    "seed": 5,
-    "checkpoint": {"frequency": 4},
-    "execution": "local",
-}  # fmt: skip
+    search={"algorithm": "optuna", "num_samples": 40, "max_concurrent": 2,
+            "options": {"n_startup_trials": 6}},
+    scheduler={"type": "asha", "max_t": 12, "grace_period": 2, "reduction_factor": 3},
+    seed=5,
+    checkpoint={"frequency": 4},
+    execution="local",
+)  # fmt: skip
 
 
 def config(tmp_path: Path, **changes: Any) -> Path:

@@ -16,20 +16,12 @@ from typing import Any
 import pytest
 from e2e_helpers import REPO, Sweeps, crash_config, sweep_env
 
+from factories import make_sweep
 from raysweep._raycompat.startup_check import RAY_TESTED, ray_version, required_targets
 from raysweep._raycompat.switch import PATCHES_ENV
 
 HERE = Path(__file__).resolve().parent
-LOCAL: dict[str, Any] = {
-    "name": "compat-local",
-    "trainable": "lightgbm",
-    "trainable_args": {"dataset": "breast_cancer", "num_boost_round": 10},
-    "metric": "val_loss",
-    "mode": "min",
-    "space": {"learning_rate": {"type": "loguniform", "low": 0.01, "high": 0.3}},
-    "search": {"algorithm": "random", "num_samples": 2},
-    "execution": "local",
-}
+LOCAL: dict[str, Any] = make_sweep("lightgbm", name="compat-local", execution="local")
 
 # Removes one target from Ray (argv[1]: module, argv[2]: attribute path), then runs the CLI.
 WITHOUT_ONE = textwrap.dedent(

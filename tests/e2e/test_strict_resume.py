@@ -17,29 +17,32 @@ from typing import Any
 import pytest
 from e2e_helpers import Sweeps
 
+from factories import make_sweep
+
 pytestmark = pytest.mark.slow
 
 TRIALS = 16
 
 
-def strict_sweep(engine: str, schedule: str) -> dict[str, Any]:
-    return {
-        "name": "strict",
-        "trainable": "lightgbm",
-        "trainable_args": {"dataset": "breast_cancer", "num_boost_round": 60, "report_every": 10},
-        "metric": "val_loss",
-        "mode": "min",
-        "space": {
-            "learning_rate": {"type": "loguniform", "low": 0.01, "high": 0.3},
-            "num_leaves": {"type": "int", "low": 4, "high": 64, "log": True},
-            "objective": "binary",
-        },
-        "search": {"algorithm": "optuna", "num_samples": TRIALS, "max_concurrent": 2,
-                   "options": {"n_startup_trials": 3}},
-        "seed": 8,
-        "reproducibility": {"strict": True, "batch_size": 3, "strict_schedule": schedule},
-        "execution": engine,
-    }  # fmt: skip
+# TPE after 3 random trials, two at a time; each test adds its engine and strict schedule
+STRICT: dict[str, Any] = make_sweep(
+    "lightgbm",
+    name="strict",
+    trainable_args={"dataset": "breast_cancer", "num_boost_round": 60, "report_every": 10},
+    space={
+        "learning_rate": {"type": "loguniform", "low": 0.01, "high": 0.3},
+        "num_leaves": {"type": "int", "low": 4, "high": 64, "log": True},
+        "objective": "binary",
+    },
+    search={"algorithm": "optuna", "num_samples": TRIALS, "max_concurrent": 2,
+            "options": {"n_startup_trials": 3}},
+    seed=8,
+)  # fmt: skip
+
+
+def strict(schedule: str) -> dict[str, Any]:
+    """reproducibility: strict batches of 3 on ``schedule``."""
+    return {"strict": True, "batch_size": 3, "strict_schedule": schedule}
 
 
 def ended(run_dir: Path) -> int:
@@ -72,7 +75,8 @@ def test_a_killed_strict_sweep_resumes_to_the_uninterrupted_trials(
     tmp_path: Path, drivers: Sweeps, engine: str, schedule: str
 ) -> None:
     config = tmp_path / "strict.json"
-    config.write_text(json.dumps(strict_sweep(engine, schedule)))
+    data = {**STRICT, "reproducibility": strict(schedule), "execution": engine}
+    config.write_text(json.dumps(data))
     straight = drivers.start("run", "--config", str(config), "--storage", str(tmp_path / "a"))
     killed = drivers.start("run", "--config", str(config), "--storage", str(tmp_path / "b"))
     run_dir = tmp_path / "b" / "strict"
@@ -99,12 +103,13 @@ def test_a_local_strict_extension_gives_the_trials_of_the_longer_sweep(
 ) -> None:
     """The local engine replays its journal: `--num-samples` continues the schedule as if
     the sweep had been started with the larger number."""
-    data = strict_sweep("local", schedule)
+    data = {**STRICT, "reproducibility": strict(schedule), "execution": "local"}
     longer = tmp_path / "longer.json"
     longer.write_text(json.dumps(data))
-    data["search"]["num_samples"] = TRIALS - 6
     shorter = tmp_path / "shorter.json"
-    shorter.write_text(json.dumps(data))
+    shorter.write_text(
+        json.dumps({**data, "search": {**data["search"], "num_samples": TRIALS - 6}})
+    )
     code, out = drivers.run("run", "--config", str(longer), "--storage", str(tmp_path / "a"))
     assert code == 0, out
     code, out = drivers.run("run", "--config", str(shorter), "--storage", str(tmp_path / "b"))
