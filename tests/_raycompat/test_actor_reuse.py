@@ -8,6 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from factories import make_sweep
+
 from .slow_start import LOCK_ENV, SLOW_ENV
 
 TRIALS = 400
@@ -20,16 +22,13 @@ def test_both_slots_keep_running_trials_when_the_second_actor_starts_late(
     # trials while it starts. Ray Tune alone would give the next trial the first
     # actor, kill the starting one and do the same at every hand-over after it:
     # one slot would run every trial.
-    config = {
-        "name": "late-actor",
-        "trainable": "tests._raycompat.slow_start:short",
-        "metric": "loss",
-        "mode": "min",
-        "space": {"x": {"type": "uniform", "low": 0, "high": 1}},
-        "search": {"algorithm": "random", "num_samples": TRIALS, "max_concurrent": 2},
-        "resources": {"cpus_per_trial": 1},
-        "seed": 1,
-    }
+    config = make_sweep(
+        "tests._raycompat.slow_start:short",
+        name="late-actor",
+        search={"algorithm": "random", "num_samples": TRIALS, "max_concurrent": 2},
+        resources={"cpus_per_trial": 1},
+        seed=1,
+    )
     path = tmp_path / "sweep.json"
     path.write_text(json.dumps(config))
     env = {

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from factories import make_sweep
 from raysweep import api
 from raysweep.config.load import parse_spec
 from raysweep.gpu.allocation import GPUPlan
@@ -15,11 +16,9 @@ from raysweep.gpu.allocation import GPUPlan
 def plan_text(tmp_path: Path, plan: GPUPlan, trainable: str = "torch_mlp", **extra: Any) -> str:
     resources = extra.pop("resources", {})
     args = {"dataset": "wine", **extra}
-    spec = parse_spec({
-        "name": "plan", "trainable": trainable, "trainable_args": args, "metric": "val_loss",
-        "mode": "min", "space": {"lr": 0.01}, "search": {"algorithm": "random", "num_samples": 2},
-        "resources": resources,
-    })  # fmt: skip
+    search = {"algorithm": "random", "num_samples": 2}
+    spec = parse_spec(make_sweep(trainable, name="plan", trainable_args=args, space={"lr": 0.01},
+                                 search=search, resources=resources))  # fmt: skip
     return api._dry_run_text(spec, tmp_path / "plan", plan).splitlines()[3]
 
 

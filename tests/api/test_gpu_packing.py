@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from factories import make_sweep
+
 REPO = Path(__file__).resolve().parents[2]
 Overlap = Callable[[list[tuple[float, float]]], int]
 SCRIPT = """
@@ -43,20 +45,18 @@ def run_packed(
     cpus_per_trial: float = 1,
 ) -> list[dict[str, Any]]:
     """Run ``trials`` probes; the first ``slots`` wait for each other before holding 1 s."""
-    config = {
-        "name": f"pack-{gpus_per_trial}",
-        "trainable": "examples.device_probe:probe",
-        "metric": "loss",
-        "mode": "min",
-        "space": {
+    config = make_sweep(
+        "examples.device_probe:probe",
+        name=f"pack-{gpus_per_trial}",
+        space={
             "x": {"type": "uniform", "low": 0, "high": 1},
             "hold_s": 1.0,
             "barrier_dir": str(tmp_path / "barrier"),
             "barrier_count": slots,
         },
-        "search": {"algorithm": "random", "num_samples": trials},
-        "resources": {"cpus_per_trial": cpus_per_trial, "gpus_per_trial": gpus_per_trial},
-    }
+        search={"algorithm": "random", "num_samples": trials},  # as many at once as fit
+        resources={"cpus_per_trial": cpus_per_trial, "gpus_per_trial": gpus_per_trial},
+    )
     path = tmp_path / "s.json"
     path.write_text(json.dumps(config))
     env = {**os.environ, "PYTHONPATH": str(REPO)}

@@ -10,14 +10,12 @@ from typing import Any
 import pytest
 
 import raysweep.config
+from factories import make_sweep
 from raysweep.config.hooks import apply_space_hooks, register_space_hook, unregister_space_hook
 from raysweep.config.load import parse_spec
 from raysweep.errors import ConfigError
 
-DATA: dict[str, Any] = {
-    "name": "s", "trainable": "examples.quadratic:fit", "metric": "loss", "mode": "min",
-    "space": {"x": {"type": "uniform", "low": 0, "high": 1}, "steps": 3},
-}  # fmt: skip
+DATA: dict[str, Any] = make_sweep(space={"x": {"type": "uniform", "low": 0, "high": 1}, "steps": 3})
 
 
 def upper_steps(trainable: str, space: Mapping[str, Any]) -> dict[str, Any]:
@@ -56,11 +54,9 @@ def test_importing_the_trainables_registers_their_hook() -> None:
     """The orchestrator imports raysweep.trainables (its checks) before it loads sweep.json."""
     import raysweep.trainables  # noqa: F401
 
-    spec = parse_spec({**DATA, "trainable": "torch_mlp", "trainable_args": {"dataset": "wine"},
-                       "metric": "val_loss", "space": {"lr": 0.1}})  # fmt: skip
+    spec = parse_spec(make_sweep("torch_mlp", space={"lr": 0.1}))
     assert list(spec.space) == ["lr"]
-    spec = parse_spec({**DATA, "trainable": "xgboost", "trainable_args": {"dataset": "wine"},
-                       "metric": "val_loss", "space": {"eta": 0.1}})  # fmt: skip
+    spec = parse_spec(make_sweep("xgboost", space={"eta": 0.1}))
     assert list(spec.space) == ["learning_rate"]
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from factories import make_sweep
 from raysweep.config.load import json_schema, load_spec, parse_spec, spec_hash, spec_to_json
 from raysweep.errors import ConfigError
 from raysweep.history import history_text
@@ -278,17 +279,17 @@ def test_an_asha_sweep_ranked_by_last_puts_a_trial_that_ran_every_fold_first(
 ) -> None:
     """A real ASHA sweep of a score cumulated over folds: the trials ASHA
     stopped after their first fold have higher last values than any complete trial."""
-    data = {
-        "name": "cumulative",
-        "trainable": "examples.quadratic:cumulative",
-        "metric": "score",
-        "mode": "max",
-        "rank_by": "last",
-        "space": {"x": {"type": "uniform", "low": 0.2, "high": 1.0}, "steps": 4},
-        "search": {"algorithm": "random", "num_samples": 10, "max_concurrent": 1},
-        "scheduler": {"type": "asha", "max_t": 4, "grace_period": 1, "reduction_factor": 2},
-        "seed": 3,
-    }
+    data = make_sweep(
+        "examples.quadratic:cumulative",
+        name="cumulative",
+        metric="score",
+        mode="max",
+        rank_by="last",
+        space={"x": {"type": "uniform", "low": 0.2, "high": 1.0}, "steps": 4},
+        search={"algorithm": "random", "num_samples": 10, "max_concurrent": 1},
+        scheduler={"type": "asha", "max_t": 4, "grace_period": 1, "reduction_factor": 2},
+        seed=3,
+    )
     path = tmp_path / "cumulative.json"
     path.write_text(json.dumps(data))
     done = sweep_cli("run", "--config", str(path), "--storage", str(tmp_path / "runs"))

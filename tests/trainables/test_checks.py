@@ -6,17 +6,16 @@ from typing import Any
 
 import pytest
 
+from factories import make_sweep
 from raysweep.config.schema import SweepSpec
 from raysweep.errors import ConfigError
 from raysweep.trainables.checks import check_trainable
 
 
 def spec(trainable: str, args: dict[str, Any], **resources: Any) -> SweepSpec:
-    return SweepSpec.model_validate({
-        "name": "s", "trainable": trainable, "trainable_args": {"dataset": "wine", **args},
-        "metric": "val_loss", "mode": "min", "space": {"lr": 0.01},
-        "search": {"algorithm": "random", "num_samples": 1}, "resources": resources,
-    })  # fmt: skip
+    data = make_sweep(trainable, trainable_args={"dataset": "wine", **args}, space={"lr": 0.01},
+                      resources=resources)  # fmt: skip
+    return SweepSpec.model_validate(data)
 
 
 def test_torch_mlp_may_take_several_gpus_the_others_may_not() -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from factories import make_sweep
 from raysweep._imports import MissingExtraError
 from raysweep.config.load import parse_spec, spec_to_json
 from raysweep.config.schema import SweepSpec
@@ -24,11 +25,7 @@ TORCH_ARGS = {"dataset": "wine", "epochs": 3}
 def load(trainable: str, space: dict[str, Any], args: dict[str, Any] | None = None) -> SweepSpec:
     """A spec as ``sweep validate`` loads it, then checked as it checks it."""
     default = TORCH_ARGS if trainable == "torch_mlp" else GBM_ARGS
-    spec = parse_spec({
-        "name": "s", "trainable": trainable, "trainable_args": args or default,
-        "metric": "val_loss", "mode": "min", "space": space,
-        "search": {"algorithm": "random", "num_samples": 2},
-    })  # fmt: skip
+    spec = parse_spec(make_sweep(trainable, trainable_args=args or default, space=space))
     check_trainable(spec)
     return spec
 
@@ -192,10 +189,7 @@ def test_two_names_for_one_parameter_are_refused() -> None:
 
 
 def test_user_trainables_are_not_touched() -> None:
-    spec = parse_spec({
-        "name": "s", "trainable": "examples.quadratic:fit", "metric": "loss", "mode": "min",
-        "space": {"num_leaf": 1, "seed": 2},
-    })  # fmt: skip
+    spec = parse_spec(make_sweep(space={"num_leaf": 1, "seed": 2}))
     assert list(spec.space) == ["num_leaf", "seed"]
 
 
@@ -211,15 +205,12 @@ def test_a_missing_extra_exits_2_naming_the_install(monkeypatch: pytest.MonkeyPa
 
 
 def test_corners_are_what_the_searchers_can_produce() -> None:
-    spec = parse_spec({
-        "name": "s", "trainable": "torch_mlp", "metric": "val_loss", "mode": "min",
-        "space": {
-            "a": {"type": "uniform", "low": 0.0, "high": 1.0},
-            "b": {"type": "int", "low": 5, "high": 50, "step": 10},
-            "c": {"type": "quniform", "low": 0.0, "high": 0.5, "q": 0.2},
-            "d": {"type": "choice", "values": [1, 1, "x"]},
-        },
-    })  # fmt: skip
+    spec = parse_spec(make_sweep("torch_mlp", space={
+        "a": {"type": "uniform", "low": 0.0, "high": 1.0},
+        "b": {"type": "int", "low": 5, "high": 50, "step": 10},
+        "c": {"type": "quniform", "low": 0.0, "high": 0.5, "q": 0.2},
+        "d": {"type": "choice", "values": [1, 1, "x"]},
+    }))  # fmt: skip
     found = {k: [(c.value, c.where) for c in corners(v)] for k, v in spec.space.items()}
     assert found["a"][0] == (0.0, "low") and 0.99 < found["a"][1][0] < 1.0
     assert found["b"] == [(5, "low"), (45, "high")]
