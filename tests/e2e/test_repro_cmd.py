@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from factories import quadratic_sweep
+from factories import make_sweep, quadratic_sweep
 from raysweep import api, cli
 from raysweep.errors import ConfigError
 from raysweep.rundir import RunDir
@@ -173,14 +173,14 @@ BUILTINS: dict[str, dict[str, Any]] = {
 def test_repro_best_trial_of_builtin(
     ray_session: None, tmp_path: Path, run_in_process: RunInProcess, trainable: str
 ) -> None:
-    data = {
-        "name": trainable,
-        "trainable": trainable,
-        "search": {"algorithm": "random", "num_samples": 2, "max_concurrent": 1},
-        "checkpoint": {"frequency": 2},
-        "seed": 4,
+    data = make_sweep(
+        trainable,
+        name=trainable,
+        search={"algorithm": "random", "num_samples": 2, "max_concurrent": 1},
+        checkpoint={"frequency": 2},
+        seed=4,
         **BUILTINS[trainable],
-    }
+    )
     run_dir = run_in_process(tmp_path, data)
     code, output = repro_in_process(run_dir)
     assert code == 0, output

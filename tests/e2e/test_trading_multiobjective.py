@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from factories import make_sweep
 from raysweep.rundir import RunDir
 from raysweep.views import best_text
 
@@ -22,38 +23,38 @@ pytestmark = pytest.mark.slow
 def test_pareto_front_matches_brute_force(
     ray_session: None, tmp_path: Path, run_in_process: Callable[[Path, dict[str, Any]], Path]
 ) -> None:
-    data = {
-        "name": "trading-pareto",
-        "trainable": "trading",
-        "trainable_args": {
+    data = make_sweep(
+        "trading",
+        name="trading-pareto",
+        trainable_args={
             "synthetic": {"bars": 1200, "seed": 3},
             "n_folds": 2,
             "num_boost_round": 10,
             "embargo": 6,
         },
-        "metric": ["sharpe", "max_drawdown"],
-        "mode": ["max", "min"],
-        "space": {
+        metric=["sharpe", "max_drawdown"],
+        mode=["max", "min"],
+        space={
             "entry_threshold": {"type": "uniform", "low": 0.35, "high": 0.6},
             "stop_loss": {"type": "uniform", "low": 0.005, "high": 0.05},
             "max_holding": {"type": "int", "low": 4, "high": 24},
             "label_horizon": 6,
         },
-        "search": {
+        search={
             "algorithm": "optuna",
             "num_samples": 10,
             "max_concurrent": 2,
             "options": {"sampler": "nsga2"},
         },
-        "scheduler": {
+        scheduler={
             "type": "asha",
             "max_t": 2,
             "grace_period": 1,
             "metric": "sharpe",
             "mode": "max",
         },
-        "seed": 5,
-    }
+        seed=5,
+    )
     run = RunDir(run_in_process(tmp_path, data))
     trials = json.loads(run.results_path.read_text())["trials"]
     assert len(trials) == 10

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from factories import make_sweep
 from raysweep.rundir import RunDir
 from raysweep.trainables.trading.params import METRICS
 
@@ -38,23 +39,19 @@ ACTIVE = {m: {"entry_model", f"{m}.{p}", "entry_threshold", "label_horizon", "ma
                        ("catboost", "depth"))}  # fmt: skip
 
 
-def trading_sweep(name: str, **fields: Any) -> dict[str, Any]:
-    return {
-        "name": name,
-        "trainable": "trading",
-        "trainable_args": {
-            "synthetic": {"bars": 1500, "seed": 2},
-            "n_folds": 3,
-            "num_boost_round": 15,
-            "embargo": 6,
-        },
-        "metric": "composite",
-        "mode": "max",
-        "space": SPACE,
-        "seed": 11,
-        "checkpoint": {"frequency": 1, "num_to_keep": 1},
-        **fields,
-    }
+# the sweep each test runs with its own name and search
+TRADING: dict[str, Any] = make_sweep(
+    "trading",
+    trainable_args={
+        "synthetic": {"bars": 1500, "seed": 2},
+        "n_folds": 3,
+        "num_boost_round": 15,
+        "embargo": 6,
+    },
+    space=SPACE,
+    seed=11,
+    checkpoint={"frequency": 1, "num_to_keep": 1},
+)
 
 
 def check_active_only(trials: list[Any]) -> set[str]:
@@ -67,11 +64,12 @@ def check_active_only(trials: list[Any]) -> set[str]:
 def test_asha_over_folds_with_each_entry_model(
     ray_session: None, tmp_path: Path, run_in_process: Callable[[Path, dict[str, Any]], Path]
 ) -> None:
-    data = trading_sweep(
-        "trading-asha",
-        search={"algorithm": "optuna", "num_samples": 8, "max_concurrent": 1},
-        scheduler={"type": "asha", "max_t": 3, "grace_period": 1, "reduction_factor": 2},
-    )
+    data = {
+        **TRADING,
+        "name": "trading-asha",
+        "search": {"algorithm": "optuna", "num_samples": 8, "max_concurrent": 1},
+        "scheduler": {"type": "asha", "max_t": 3, "grace_period": 1, "reduction_factor": 2},
+    }
     result = RunDir(run_in_process(tmp_path, data)).read_results()
     assert {t.status for t in result.trials} <= {"completed", "stopped"}, result.trials
     assert check_active_only(result.trials) == set(MODELS)
@@ -86,16 +84,17 @@ def test_asha_over_folds_with_each_entry_model(
 def test_conditional_space_with_hyperopt(
     ray_session: None, tmp_path: Path, run_in_process: Callable[[Path, dict[str, Any]], Path]
 ) -> None:
-    data = trading_sweep(
-        "trading-hyperopt",
-        trainable_args={
+    data = {
+        **TRADING,
+        "name": "trading-hyperopt",
+        "trainable_args": {
             "synthetic": {"bars": 1200, "seed": 3},
             "n_folds": 2,
             "num_boost_round": 10,
             "embargo": 6,
         },
-        search={"algorithm": "hyperopt", "num_samples": 6, "max_concurrent": 2},
-    )
+        "search": {"algorithm": "hyperopt", "num_samples": 6, "max_concurrent": 2},
+    }
     result = RunDir(run_in_process(tmp_path, data)).read_results()
     assert {t.status for t in result.trials} == {"completed"}
     assert len(check_active_only(result.trials)) >= 2
@@ -108,7 +107,8 @@ def test_grid_with_a_conditional_space_exits_2(
              "lightgbm.num_leaves": {"type": "grid", "values": [4, 8],
                                      "when": {"entry_model": "lightgbm"}}}  # fmt: skip
     config = tmp_path / "grid.json"
-    config.write_text(json.dumps(trading_sweep("g", space=space, search={"algorithm": "grid"})))
+    data = {**TRADING, "name": "g", "space": space, "search": {"algorithm": "grid"}}
+    config.write_text(json.dumps(data))
     proc = sweep_cli("run", "--config", str(config), "--storage", str(tmp_path / "runs"))
     assert proc.returncode == 2, proc.stderr
     assert "space.lightgbm.num_leaves.when: conditional parameters need search.algorithm" in (

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from factories import quadratic_sweep
+from factories import make_sweep, quadratic_sweep
 from raysweep.repro.seeds import trial_seed_for
 from raysweep.results.records import SweepResult
 from raysweep.rundir import RunDir
@@ -91,21 +91,19 @@ def test_different_seed_gives_different_configs(
 
 
 def jittery(name: str, algorithm: str, space: dict[str, Any], slots: int) -> dict[str, Any]:
-    return {
-        "name": name,
-        "trainable": "examples.jittery:fit",
-        "metric": "loss",
-        "mode": "min",
-        "space": {**space, "steps": 3, "max_sleep_s": 0.08},
-        "search": {
+    return make_sweep(
+        "examples.jittery:fit",
+        name=name,
+        space={**space, "steps": 3, "max_sleep_s": 0.08},
+        search={
             "algorithm": algorithm,
             "num_samples": 7,
             "max_concurrent": slots,
             "options": OPTIONS[algorithm],
         },
-        "seed": 5,
-        "reproducibility": {"strict": True, "batch_size": 3},
-    }
+        seed=5,
+        reproducibility={"strict": True, "batch_size": 3},
+    )
 
 
 def test_strict_mode_ignores_parallelism_and_timing(
@@ -167,22 +165,19 @@ def test_torch_mlp_on_cuda_repeats_in_deterministic_mode(
     tmp_path: Path, sweep_cli: Callable[..., subprocess.CompletedProcess[str]]
 ) -> None:
     """Two runs on GPU 0 (fresh Ray each) give bit-identical metrics; repro agrees."""
-    data = {
-        "name": "mlp-gpu",
-        "trainable": "torch_mlp",
-        "trainable_args": {"dataset": "digits", "epochs": 3},
-        "metric": "val_loss",
-        "mode": "min",
-        "space": {
+    data = make_sweep(
+        "torch_mlp",
+        name="mlp-gpu",
+        trainable_args={"dataset": "digits", "epochs": 3},
+        space={
             "lr": {"type": "loguniform", "low": 0.001, "high": 0.03},
             "hidden_size": {"type": "choice", "values": [32, 64]},
             "dropout": 0.1,
         },
-        "search": {"algorithm": "random", "num_samples": 2, "max_concurrent": 1},
-        "resources": {"cpus_per_trial": 1, "gpus_per_trial": 0.5},
-        "reproducibility": {"deterministic": True},
-        "seed": 3,
-    }
+        resources={"cpus_per_trial": 1, "gpus_per_trial": 0.5},
+        reproducibility={"deterministic": True},
+        seed=3,
+    )
     path = tmp_path / "mlp.json"
     path.write_text(json.dumps(data))
     results = []
