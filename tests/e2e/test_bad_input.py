@@ -20,10 +20,9 @@ from typing import Any
 import pytest
 from e2e_helpers import Outcome, settle, together
 
-from factories import csv_with_missing_values, run_sweep_cli
+from factories import csv_with_missing_values, make_sweep, run_sweep_cli
 
 REPO = Path(__file__).resolve().parents[2]
-GBM_ARGS = {"dataset": "breast_cancer", "num_boost_round": 5}
 INT = {"type": "int", "low": 2, "high": 6}
 
 
@@ -46,12 +45,12 @@ def ray_tmp() -> Iterator[Path]:
 def config(
     trainable: str, space: dict[str, Any], args: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    default = {"dataset": "wine", "epochs": 2} if trainable == "torch_mlp" else GBM_ARGS
-    return {
-        "name": "bad", "trainable": trainable, "trainable_args": args or default,
-        "metric": "val_loss", "mode": "min", "space": space,
-        "search": {"algorithm": "random", "num_samples": 2, "max_concurrent": 1}, "seed": 3,
-    }  # fmt: skip
+    """A small sweep of ``trainable`` over ``space``; ``args``: its trainable_args, if not
+    make_sweep's."""
+    data = make_sweep(trainable, name="bad", space=space)
+    if args:
+        data["trainable_args"] = args
+    return data
 
 
 # (trainable, space, trainable_args or None, what stderr must say)
@@ -262,11 +261,12 @@ def two_argument_exception_is_recorded(tmp_path: Path, ray_tmp: Path) -> None:
     code = tmp_path / "code"
     code.mkdir()
     (code / "badmod.py").write_text(BAD_MODULE)
-    data = {
-        "name": "user", "trainable": "badmod:fit", "metric": "loss", "mode": "min",
-        "space": {"x": {"type": "grid", "values": [0.1, 0.9]}},
-        "search": {"algorithm": "grid", "num_samples": 1, "max_concurrent": 1}, "seed": 1,
-    }  # fmt: skip
+    data = make_sweep(
+        "badmod:fit",
+        name="user",
+        space={"x": {"type": "grid", "values": [0.1, 0.9]}},
+        search={"algorithm": "grid", "num_samples": 1, "max_concurrent": 1},
+    )
     run_dir = run_to_end(tmp_path, ray_tmp, data, pythonpath=(code,))
     records = {t["config"]["x"]: t for t in trials(run_dir)}
     assert records[0.1]["status"] == "completed" and records[0.1]["error"] is None

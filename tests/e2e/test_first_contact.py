@@ -24,7 +24,15 @@ from typing import Any
 
 import pytest
 
-from factories import REPO, SWEEP, fx_hourly_bars, quadratic_sweep, run_sweep_cli, sweep_env
+from factories import (
+    REPO,
+    SWEEP,
+    fx_hourly_bars,
+    make_sweep,
+    quadratic_sweep,
+    run_sweep_cli,
+    sweep_env,
+)
 from raysweep.rundir import RunDir
 
 pytestmark = pytest.mark.slow
@@ -72,22 +80,20 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def fx_config(work: Path) -> dict[str, Any]:
     fx_hourly_bars(3000).to_csv(work / "EURUSD.csv")
-    return {
-        "name": "fx",
-        "trainable": "trading",
-        "trainable_args": {
+    return make_sweep(
+        "trading",
+        name="fx",
+        trainable_args={
             "data": "EURUSD.csv",
             "n_folds": 3,
             "num_boost_round": 10,
             "min_trades": 1000,
         },
-        "metric": "composite",
-        "mode": "max",
-        "space": CRYPTO_RANGES,
-        "search": {"algorithm": "random", "num_samples": 4, "max_concurrent": 2},
-        "scheduler": {"type": "asha", "max_t": 4, "grace_period": 1, "reduction_factor": 2},
-        "seed": 3,
-    }
+        space=CRYPTO_RANGES,
+        search={"algorithm": "random", "num_samples": 4, "max_concurrent": 2},
+        scheduler={"type": "asha", "max_t": 4, "grace_period": 1, "reduction_factor": 2},
+        seed=3,
+    )
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from factories import quadratic_sweep
+from factories import make_sweep, quadratic_sweep
 from raysweep import api
 from raysweep.config.load import parse_spec
 from raysweep.gpu.allocation import GPUPlan
@@ -114,20 +114,18 @@ def test_allow_cpu_falls_back_and_records_it(tmp_path: Path, sweep_cli: CliRunne
 @pytest.mark.gpu
 def test_auto_probes_and_packs_torch_mlp_on_a_gpu(tmp_path: Path, sweep_cli: CliRunner) -> None:
     """The probe picks more than one trial per GPU; resume and repro reuse it, never reprobe."""
-    data = {
-        "name": "mlp-auto",
-        "trainable": "torch_mlp",
-        "trainable_args": {"dataset": "digits", "epochs": 3},
-        "metric": "val_loss",
-        "mode": "min",
-        "space": {
+    data = make_sweep(
+        "torch_mlp",
+        name="mlp-auto",
+        trainable_args={"dataset": "digits", "epochs": 3},
+        space={
             "lr": {"type": "loguniform", "low": 0.001, "high": 0.03},
             "hidden_size": {"type": "choice", "values": [32, 64]},
         },
-        "search": {"algorithm": "random", "num_samples": 4},
-        "resources": {"cpus_per_trial": 1, "gpus_per_trial": "auto"},
-        "seed": 11,
-    }
+        search={"algorithm": "random", "num_samples": 4},
+        resources={"cpus_per_trial": 1, "gpus_per_trial": "auto"},
+        seed=11,
+    )
     ran = sweep_cli("run", "--config", str(write(tmp_path, data)), "--storage", str(tmp_path),
                 "--gpus", "0")  # fmt: skip
     assert ran.returncode == 0, ran.stdout + ran.stderr

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from e2e_helpers import Sweeps
 
+from factories import make_sweep
 from raysweep.gpu import mps_daemon
 from raysweep.gpu.mps import mps_status
 from raysweep.rundir import RunDir, pid_alive
@@ -41,21 +42,19 @@ def sweeps(tmp_path: Path) -> Iterator[Sweeps]:
 
 
 def sweep_config(tmp_path: Path, name: str, **fields: Any) -> Path:
-    data = {
-        "name": name,
-        "trainable": "examples.mps_memory:torch_hold",
-        "metric": "loss",
-        "mode": "min",
-        "space": {
+    data = make_sweep(
+        "examples.mps_memory:torch_hold",
+        name=name,
+        space={
             "mem_fraction": 0.05,
             "x": {"type": "uniform", "low": 0, "high": 1},
             "hold_s": 1.0,
         },
-        "search": {"algorithm": "random", "num_samples": 2},
-        "resources": {"cpus_per_trial": 1, "gpus_per_trial": 0.25, "gpu_sharing": "mps"},
-        "seed": 3,
-        **fields,
-    }
+        search={"algorithm": "random", "num_samples": 2},
+        resources={"cpus_per_trial": 1, "gpus_per_trial": 0.25, "gpu_sharing": "mps"},
+        seed=3,
+    )
+    data.update(fields)
     path = tmp_path / f"{name}.json"
     path.write_text(json.dumps(data))
     return path

@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 from e2e_helpers import Outcome, settle, together
 
+from factories import make_sweep
+
 REPO = Path(__file__).resolve().parents[2]
 
 # name -> (reproducibility.deterministic, variables set for the run)
@@ -31,15 +33,13 @@ def run_probe(
     tmp_path: Path, deterministic: bool, extra_env: dict[str, str]
 ) -> tuple[Path, dict[str, object]]:
     """The run directory and the last result of a one-trial probe run."""
-    config = {
-        "name": "env",
-        "trainable": "examples.device_probe:probe",
-        "metric": "loss",
-        "mode": "min",
-        "space": {"x": {"type": "uniform", "low": 0, "high": 1}, "hold_s": 0.0},
-        "search": {"algorithm": "random", "num_samples": 1},
-        "reproducibility": {"deterministic": deterministic},
-    }
+    config = make_sweep(
+        "examples.device_probe:probe",
+        name="env",
+        space={"x": {"type": "uniform", "low": 0, "high": 1}, "hold_s": 0.0},
+        search={"algorithm": "random", "num_samples": 1},
+        reproducibility={"deterministic": deterministic},
+    )
     path = tmp_path / "s.json"
     path.write_text(json.dumps(config))
     env = {**os.environ, "PYTHONPATH": str(REPO)}

@@ -9,11 +9,11 @@ import json
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
+from factories import make_sweep
 from raysweep.rundir import RunDir
 from raysweep.trainables.context import TrialContext
 from raysweep.trainables.trading.trainable import fit_trading
@@ -54,21 +54,19 @@ def test_trains_on_cuda_under_autocast_and_repeats_exactly() -> None:
 
 def test_a_packed_cnn_lstm_sweep_finishes(tmp_path: Path, sweep_cli: CliRunner) -> None:
     """Four trials at a quarter GPU each through the CLI (MPS where available)."""
-    data: dict[str, Any] = {
-        "name": "cnn-lstm-packed",
-        "trainable": "trading",
-        "trainable_args": ARGS,
-        "metric": "composite",
-        "mode": "max",
-        "space": {
+    data = make_sweep(
+        "trading",
+        name="cnn-lstm-packed",
+        trainable_args=ARGS,
+        space={
             **CONFIG,
             "cnn_lstm.learning_rate": {"type": "loguniform", "low": 3e-4, "high": 3e-3},
         },
-        "search": {"algorithm": "random", "num_samples": 4},
-        "resources": {"cpus_per_trial": 1, "gpus_per_trial": 0.25, "gpu_sharing": "auto"},
-        "seed": 4,
-        "checkpoint": {"frequency": 1, "num_to_keep": 1},
-    }
+        search={"algorithm": "random", "num_samples": 4},
+        resources={"cpus_per_trial": 1, "gpus_per_trial": 0.25, "gpu_sharing": "auto"},
+        seed=4,
+        checkpoint={"frequency": 1, "num_to_keep": 1},
+    )
     path = tmp_path / "sweep.json"
     path.write_text(json.dumps(data))
     ran = sweep_cli("run", "--config", str(path), "--storage", str(tmp_path), "--gpus", "0")

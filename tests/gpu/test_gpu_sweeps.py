@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from factories import make_sweep
 from raysweep.rundir import RunDir
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
@@ -111,22 +112,20 @@ def test_quarter_gpu_runs_four_torch_mlp_trials_at_once(
     tmp_path: Path, sweep_cli: CliRunner, max_overlap: Overlap
 ) -> None:
     """0.25 GPU per trial: four torch_mlp trials share GPU 0 at once; the monitor saw it."""
-    data = {
-        "name": "mlp-quarter",
-        "trainable": "torch_mlp",
+    data = make_sweep(
+        "torch_mlp",
+        name="mlp-quarter",
         # Long enough (~10 s a trial) that worker start-up skew cannot hide the packing.
-        "trainable_args": {"dataset": "digits", "epochs": 150},
-        "metric": "val_loss",
-        "mode": "min",
-        "space": {
+        trainable_args={"dataset": "digits", "epochs": 150},
+        space={
             "lr": {"type": "loguniform", "low": 1e-3, "high": 1e-2},
             "hidden_size": {"type": "choice", "values": [64, 128]},
             "batch_size": 32,
         },
-        "search": {"algorithm": "random", "num_samples": 4},
-        "resources": {"cpus_per_trial": 1, "gpus_per_trial": 0.25},
-        "seed": 5,
-    }
+        search={"algorithm": "random", "num_samples": 4},
+        resources={"cpus_per_trial": 1, "gpus_per_trial": 0.25},
+        seed=5,
+    )
     run_dir = run_completed_on_gpu0(tmp_path, sweep_cli, data)
     assert max_overlap(list(trial_intervals(run_dir).values())) == 4
     usage = json.loads((run_dir / "resource_usage.json").read_text())
@@ -145,21 +144,19 @@ def test_memory_guard_fails_the_greedy_trial_alone(
     Without the guard it would get its half (torch does not know about Ray's
     fractions) and the four together would ask for 95% of the card.
     """
-    data = {
-        "name": "greedy",
-        "trainable": "examples.gpu_memory:hold",
-        "metric": "loss",
-        "mode": "min",
-        "space": {
+    data = make_sweep(
+        "examples.gpu_memory:hold",
+        name="greedy",
+        space={
             "mem_fraction": {"type": "grid", "values": [0.15, 0.15, 0.15, 0.5]},
             "x": 1.0,
             "hold_s": 4.0,
         },
-        "search": {"algorithm": "grid", "num_samples": 1},  # each grid point once
-        "resources": {"cpus_per_trial": 1, "gpus_per_trial": 0.25},
-        "max_failures": 1,
-        "seed": 9,
-    }
+        search={"algorithm": "grid", "num_samples": 1},  # each grid point once
+        resources={"cpus_per_trial": 1, "gpus_per_trial": 0.25},
+        max_failures=1,
+        seed=9,
+    )
     run_dir = run_on_gpu0(tmp_path, sweep_cli, data)
     result = RunDir(run_dir).read_results()
     by_status: dict[str, list[Any]] = {}
@@ -182,34 +179,30 @@ def test_memory_guard_fails_the_greedy_trial_alone(
 @pytest.mark.parametrize("library", ["xgboost", "catboost"])
 def test_gbm_trials_train_on_the_gpu(tmp_path: Path, sweep_cli: CliRunner, library: str) -> None:
     """The trials' worker processes hold a CUDA context on GPU 0 while they train."""
-    data = {
-        "name": f"{library}-gpu",
-        "trainable": library,
-        "trainable_args": {"dataset": "digits", "num_boost_round": 30},
-        "metric": "val_loss",
-        "mode": "min",
-        "space": {"learning_rate": {"type": "loguniform", "low": 0.05, "high": 0.3}},
-        "search": {"algorithm": "random", "num_samples": 2},
-        "resources": {"cpus_per_trial": 1, "gpus_per_trial": 0.5},
-        "seed": 4,
-    }
+    data = make_sweep(
+        library,
+        name=f"{library}-gpu",
+        trainable_args={"dataset": "digits", "num_boost_round": 30},
+        space={"learning_rate": {"type": "loguniform", "low": 0.05, "high": 0.3}},
+        search={"algorithm": "random", "num_samples": 2},
+        resources={"cpus_per_trial": 1, "gpus_per_trial": 0.5},
+        seed=4,
+    )
     run_completed_on_gpu0(tmp_path, sweep_cli, data)
 
 
 @pytest.mark.gpu
 def test_lightgbm_on_the_gpu_trains_or_explains(tmp_path: Path, sweep_cli: CliRunner) -> None:
     """LightGBM's PyPI wheel needs an OpenCL runtime: the trial trains, or its error says so."""
-    data = {
-        "name": "lightgbm-gpu",
-        "trainable": "lightgbm",
-        "trainable_args": {"dataset": "breast_cancer", "num_boost_round": 20},
-        "metric": "val_loss",
-        "mode": "min",
-        "space": {"learning_rate": 0.1},
-        "search": {"algorithm": "random", "num_samples": 1},
-        "resources": {"cpus_per_trial": 1, "gpus_per_trial": 1},
-        "seed": 4,
-    }
+    data = make_sweep(
+        "lightgbm",
+        name="lightgbm-gpu",
+        trainable_args={"dataset": "breast_cancer", "num_boost_round": 20},
+        space={"learning_rate": 0.1},
+        search={"algorithm": "random", "num_samples": 1},
+        resources={"cpus_per_trial": 1, "gpus_per_trial": 1},
+        seed=4,
+    )
     path = tmp_path / "lgb.json"
     path.write_text(json.dumps(data))
     ran = sweep_cli("run", "--config", str(path), "--storage", str(tmp_path), "--gpus", "0")
@@ -230,18 +223,15 @@ def test_torch_mlp_trains_data_parallel_across_two_gpus(
 
     if len(read_inventory().gpus) < 2:
         pytest.skip("needs two NVIDIA GPUs (the CPU replicas are tested everywhere)")
-    data = {
-        "name": "ddp-gpu",
-        "trainable": "torch_mlp",
-        "trainable_args": {"dataset": "digits", "epochs": 3},
-        "metric": "val_loss",
-        "mode": "min",
-        "space": {"lr": {"type": "loguniform", "low": 0.001, "high": 0.05}, "dropout": 0.1},
-        "search": {"algorithm": "random", "num_samples": 2, "max_concurrent": 1},
-        "resources": {"cpus_per_trial": 2, "gpus_per_trial": 2},
-        "checkpoint": {"frequency": 1},
-        "seed": 4,
-    }
+    data = make_sweep(
+        "torch_mlp",
+        name="ddp-gpu",
+        trainable_args={"dataset": "digits", "epochs": 3},
+        space={"lr": {"type": "loguniform", "low": 0.001, "high": 0.05}, "dropout": 0.1},
+        resources={"cpus_per_trial": 2, "gpus_per_trial": 2},
+        checkpoint={"frequency": 1},
+        seed=4,
+    )
     path = tmp_path / "ddp.json"
     path.write_text(json.dumps(data))
     ran = sweep_cli("run", "--config", str(path), "--storage", str(tmp_path), "--gpus", "0,1")
