@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from e2e_helpers import INHERITED_RAY, LoopbackCluster, submit_ray_job
 
+from factories import make_sweep
 from raysweep.rundir import RunDir
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,16 +65,14 @@ def project(tmp_path: Path) -> Path:
     (proj / "data").mkdir(parents=True)
     (proj / "mytrain_cluster.py").write_text(TRAINABLE)
     (proj / "data" / "points.csv").write_text("y\n1.0\n2.0\n3.0\n")
-    config = {
-        "name": "cluster",
-        "trainable": "mytrain_cluster:fit",
-        "trainable_args": {"data": "data/points.csv"},
-        "metric": "loss",
-        "mode": "min",
-        "space": {"x": {"type": "uniform", "low": 0, "high": 4}},
-        "search": {"algorithm": "random", "num_samples": 4, "max_concurrent": 2},
-        "seed": 9,
-    }
+    config = make_sweep(
+        "mytrain_cluster:fit",
+        name="cluster",
+        trainable_args={"data": "data/points.csv"},
+        space={"x": {"type": "uniform", "low": 0, "high": 4}},
+        search={"algorithm": "random", "num_samples": 4, "max_concurrent": 2},
+        seed=9,
+    )
     (proj / "sweep.json").write_text(json.dumps(config))
     return proj
 
@@ -187,15 +186,13 @@ def sibling_project(tmp_path: Path) -> Path:
     proj.mkdir()
     (proj / "train_sibling.py").write_text(SIBLING_TRAINABLE)
     (proj / "features_sibling.py").write_text("def shift():\n    return 1.5\n")
-    config = {
-        "name": "sibling",
-        "trainable": "train_sibling:fit",
-        "metric": "loss",
-        "mode": "min",
-        "space": {"x": {"type": "uniform", "low": 0, "high": 4}},
-        "search": {"algorithm": "random", "num_samples": 4, "max_concurrent": 2},
-        "seed": 3,
-    }
+    config = make_sweep(
+        "train_sibling:fit",
+        name="sibling",
+        space={"x": {"type": "uniform", "low": 0, "high": 4}},
+        search={"algorithm": "random", "num_samples": 4, "max_concurrent": 2},
+        seed=3,
+    )
     (proj / "sweep.json").write_text(json.dumps(config))
     return proj
 

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from e2e_helpers import REPO, SWEEP, LoopbackCluster, kill_group, sweep_env
 
+from factories import make_sweep
 from raysweep.rundir import RunDir
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # a cluster starts, one node dies
@@ -79,16 +80,14 @@ def test_a_lost_node_costs_no_trial(tmp_path: Path, cluster: LoopbackCluster) ->
     proj = tmp_path / "proj"
     proj.mkdir()
     (proj / "lost_node_trainable.py").write_text(TRAINABLE)
-    config = {
-        "name": "lost",
-        "trainable": "lost_node_trainable:fit",
-        "metric": "loss",
-        "mode": "min",
-        "space": {"x": {"type": "uniform", "low": 1, "high": 2}},
-        "search": {"algorithm": "random", "num_samples": 3, "max_concurrent": 2},
-        "checkpoint": {"frequency": 1, "num_to_keep": 2},
-        "seed": 5,
-    }
+    config = make_sweep(
+        "lost_node_trainable:fit",
+        name="lost",
+        space={"x": {"type": "uniform", "low": 1, "high": 2}},
+        search={"algorithm": "random", "num_samples": 3, "max_concurrent": 2},
+        checkpoint={"frequency": 1, "num_to_keep": 2},
+        seed=5,
+    )
     (proj / "sweep.json").write_text(json.dumps(config))
     run = RunDir(tmp_path / "runs" / "lost")
     env = sweep_env(PYTHONPATH=os.pathsep.join([str(REPO / "src"), str(proj)]))

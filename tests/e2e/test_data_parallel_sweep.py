@@ -14,26 +14,26 @@ from pathlib import Path
 import psutil
 import pytest
 
+from factories import make_sweep
+
 pytestmark = pytest.mark.slow
 MARK = "RAYSWEEP_TEST_RUN_MARK"  # set for the run: its processes inherit it
 
-CONFIG = {
-    "name": "ddp",
-    "trainable": "torch_mlp",
-    "trainable_args": {"dataset": "wine", "epochs": 4, "data_parallel": 2},
-    "metric": "val_loss",
-    "mode": "min",
-    "space": {
+CONFIG = make_sweep(
+    "torch_mlp",
+    name="ddp",
+    trainable_args={"dataset": "wine", "epochs": 4, "data_parallel": 2},
+    space={
         "lr": {"type": "loguniform", "low": 0.001, "high": 0.1},
         "hidden_size": 16,
         "dropout": 0.2,
     },
-    "search": {"algorithm": "random", "num_samples": 3},
-    "scheduler": {"type": "asha", "max_t": 4, "grace_period": 1},
-    "resources": {"cpus_per_trial": 2},
-    "checkpoint": {"frequency": 2},
-    "seed": 3,
-}
+    search={"algorithm": "random", "num_samples": 3},
+    scheduler={"type": "asha", "max_t": 4, "grace_period": 1},
+    resources={"cpus_per_trial": 2},
+    checkpoint={"frequency": 2},
+    seed=3,
+)
 
 
 def replicas_started_after(started: float, mark: str) -> list[psutil.Process]:

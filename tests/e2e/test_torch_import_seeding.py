@@ -18,21 +18,20 @@ from typing import Any
 import pytest
 from e2e_helpers import REPO, Sweeps, sweep_env
 
+from factories import make_sweep
 from raysweep.gpu.guard import GPU_MEMORY_HEADROOM
 from raysweep.rundir import RunDir
 
 pytestmark = pytest.mark.slow
 
-TORCH_INSIDE: dict[str, Any] = {
-    "name": "torch-inside",
-    "trainable": "torch_inside_trainable:fit",
-    "metric": "loss",
-    "mode": "min",
-    "space": {"lr": {"type": "loguniform", "low": 0.01, "high": 0.3}, "steps": 3},
-    "search": {"algorithm": "random", "num_samples": 4, "max_concurrent": 2},
-    "resources": {"cpus_per_trial": 1},
-    "seed": 31,
-}
+TORCH_INSIDE: dict[str, Any] = make_sweep(
+    "torch_inside_trainable:fit",
+    name="torch-inside",
+    space={"lr": {"type": "loguniform", "low": 0.01, "high": 0.3}, "steps": 3},
+    search={"algorithm": "random", "num_samples": 4, "max_concurrent": 2},
+    resources={"cpus_per_trial": 1},
+    seed=31,
+)
 
 
 @pytest.fixture()
