@@ -23,27 +23,24 @@ from typing import Any, Generic, TypeVar
 import pytest
 
 # the suite's one `sweep` environment and process-group kill, also offered from here
-from factories import INHERITED_RAY, QUADRATIC, REPO, SWEEP, kill_group, sweep_env
+from factories import INHERITED_RAY, REPO, SWEEP, kill_group, make_sweep, sweep_env
 
 _LOG_NUMBERS = itertools.count()
 T = TypeVar("T")
 
 # The crash-safety sweep of test_crash_resume.py and test_s3_storage.py: 6 trials of
 # ~1.2 s each, one at a time, so a kill lands between or inside trials as intended.
-CRASH_CONFIG: dict[str, Any] = {
-    "name": "crash",
-    "trainable": QUADRATIC,
-    "metric": "loss",
-    "mode": "min",
-    "space": {
+CRASH_CONFIG: dict[str, Any] = make_sweep(
+    name="crash",
+    space={
         "x": {"type": "uniform", "low": -5, "high": 5},
         "y": {"type": "uniform", "low": -5, "high": 5},
         "steps": 4,
         "sleep_s": 0.3,
     },
-    "search": {"algorithm": "random", "num_samples": 6, "max_concurrent": 1},
-    "seed": 11,
-}
+    search={"algorithm": "random", "num_samples": 6, "max_concurrent": 1},
+    seed=11,
+)
 
 
 def crash_config(path: Path, **changes: Any) -> Path:

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from e2e_helpers import Outcome, settle
 
-from factories import SilentPort, kill_group
+from factories import SilentPort, kill_group, make_sweep
 from raysweep.rundir import RunDir
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,21 +37,19 @@ pytestmark = pytest.mark.slow
 
 def sweep_config(work: Path, num_samples: int = 3, sleep_s: float = 0.0, **extra: Any) -> Path:
     """A tiny random sweep of tests/e2e/nightly_trainable.py, written to work/sweep.json."""
-    data = {
-        "name": "nightly-test",
-        "trainable": "nightly_trainable:fit",
-        "metric": "loss",
-        "mode": "min",
-        "space": {
+    data = make_sweep(
+        "nightly_trainable:fit",
+        name="nightly-test",
+        space={
             "x": {"type": "uniform", "low": 0, "high": 6},
             "steps": 2,
             "sleep_s": sleep_s,
             "offset_file": str(work / "offset.txt"),
         },
-        "search": {"algorithm": "random", "num_samples": num_samples, "max_concurrent": 1},
-        "seed": 17,
-        **extra,
-    }
+        search={"algorithm": "random", "num_samples": num_samples, "max_concurrent": 1},
+        seed=17,
+    )
+    data.update(extra)
     path = work / "sweep.json"
     path.write_text(json.dumps(data))
     return path

@@ -29,6 +29,8 @@ from typing import Any
 import pytest
 from e2e_helpers import CRASH_CONFIG, Outcome, Sweeps, free_port, settle, together
 
+from factories import make_sweep
+
 REPO = Path(__file__).resolve().parents[2]
 BUCKET = "sweeps"
 pytestmark = pytest.mark.slow
@@ -224,18 +226,15 @@ def checkpointing_trial_continues_from_the_bucket(s3: str, tmp_path: Path) -> No
     """The scenario of the checkpointing test below."""
     steps, lr = 150, 0.01
     config = tmp_path / "ckpt.json"
-    config.write_text(
-        json.dumps(
-            {
-                **CRASH_CONFIG,
-                "name": "ckpt",
-                "trainable": "examples.checkpointing:fit",
-                "space": {"x": {"type": "uniform", "low": -5, "high": 5}, "steps": steps, "lr": lr},
-                "search": {"algorithm": "random", "num_samples": 1, "max_concurrent": 1},
-                "checkpoint": {"frequency": 1, "num_to_keep": 2},
-            }
-        )
+    data = make_sweep(
+        "examples.checkpointing:fit",
+        name="ckpt",
+        space={"x": {"type": "uniform", "low": -5, "high": 5}, "steps": steps, "lr": lr},
+        search={"algorithm": "random", "num_samples": 1, "max_concurrent": 1},
+        checkpoint={"frequency": 1, "num_to_keep": 2},
+        seed=11,
     )
+    config.write_text(json.dumps(data))
     sweeps = Sweeps(tmp_path, aws_env(tmp_path, s3))
 
     def reached() -> int:
