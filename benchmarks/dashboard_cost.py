@@ -15,8 +15,7 @@ import sys
 from collections.abc import Sequence
 from functools import partial
 
-from benchmarks.harness.common import interleave
-from benchmarks.harness.launch import Launch, launch_sweep, workdir
+from benchmarks.harness.launch import Launch, interleave, launch_sweep, workdir
 from benchmarks.overhead import NAME as OVERHEAD
 from benchmarks.overhead import noop_config, run_raw_noop
 

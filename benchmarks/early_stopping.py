@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness.common import bench_result, log, ratio, summarize, target
-from benchmarks.harness.launch import Launch, launch_sweep, workdir
+from benchmarks.harness.common import log, ratio, summarize, target
+from benchmarks.harness.launch import Launch, bench_result, launch_sweep, workdir
 
 NAME = "early_stopping"
 TITLE = "Early stopping pays"

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
-from benchmarks.harness.common import interleave, ratio, summarize, target
-from benchmarks.harness.launch import Launch
+from benchmarks.harness.common import ratio, summarize, target
+from benchmarks.harness.launch import Launch, interleave
 from benchmarks.overhead import NO_DASHBOARD, run_raw_noop, run_sweep_noop
 
 NAME = "first_trial"

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from benchmarks.harness.common import bench_result, interleave, ratio, summarize
-from benchmarks.harness.launch import Launch
+from benchmarks.harness.common import ratio, summarize
+from benchmarks.harness.launch import Launch, bench_result, interleave
 from benchmarks.overhead import launch_metrics, run_sweep_noop
 
 NAME = "knobs"

@@ -14,15 +14,16 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
-from benchmarks.harness.common import (
+from benchmarks.harness.common import ratio, summarize, target
+from benchmarks.harness.launch import (
+    Launch,
     bench_result,
     interleave,
     launch_counts,
-    ratio,
-    summarize,
-    target,
+    launch_raw,
+    launch_sweep,
+    workdir,
 )
-from benchmarks.harness.launch import Launch, launch_raw, launch_sweep, workdir
 
 NAME = "overhead"
 NO_DASHBOARD = "raysweep_no_dashboard"

@@ -27,8 +27,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness.common import PYTHON, bench_result, interleave, ratio, summarize, target
-from benchmarks.harness.launch import Launch, launch_command, launch_sweep, workdir
+from benchmarks.harness.common import PYTHON, ratio, summarize, target
+from benchmarks.harness.launch import (
+    Launch,
+    bench_result,
+    interleave,
+    launch_command,
+    launch_sweep,
+    workdir,
+)
 from benchmarks.workloads.peer_workloads import WORKLOADS, Workload
 
 NAME = "peer_optuna"

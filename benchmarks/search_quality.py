@@ -34,8 +34,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness.common import REPO, RESULTS_DIR, bench_result, load_result, log, target
-from benchmarks.harness.launch import Launch, launch_sweep, workdir
+from benchmarks.harness.common import REPO, RESULTS_DIR, load_result, log, target
+from benchmarks.harness.launch import Launch, bench_result, launch_sweep, workdir
 from benchmarks.harness.protocol import POINTS, STRICT_BOUND, score, strict_target, targets
 from benchmarks.harness.quality_section import problem_lines, ratio_table
 from benchmarks.harness.regret import final, markdown_table, plot, table

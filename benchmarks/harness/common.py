@@ -1,4 +1,7 @@
-"""Shared harness: statistics, machine/version facts, repeats, results and command lines."""
+"""Shared harness: statistics, machine/version facts, results and command lines.
+
+It imports nothing else of the harness; the launch harness (``launch``) builds on it.
+"""
 
 from __future__ import annotations
 
@@ -12,12 +15,9 @@ import shutil
 import statistics
 import subprocess
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from benchmarks.harness.launch import Launch
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS_DIR = REPO / "benchmarks" / "results"
@@ -165,53 +165,3 @@ def target(name: str, value: float | None, op: str, bound: float, unit: str = ""
 def log(message: str) -> None:
     """Progress to stderr (stdout stays clean for JSON consumers)."""
     print(f"[bench] {message}", file=sys.stderr, flush=True)
-
-
-def interleave(
-    name: str,
-    reps: int,
-    launchers: Mapping[str, Callable[[], Launch]],
-    limits: Mapping[str, int] | None = None,
-) -> dict[str, list[Launch]]:
-    """Every variant's launcher once per repeat, in order, repeat by repeat.
-
-    ``limits`` caps the repeats of some variants: they run in the first ones only.
-    """
-    runs: dict[str, list[Launch]] = {variant: [] for variant in launchers}
-    for rep in range(reps):
-        log(f"{name}: repeat {rep + 1}/{reps}")
-        for variant, launch in launchers.items():
-            if rep < (limits or {}).get(variant, reps):
-                runs[variant].append(launch())
-    return runs
-
-
-def launch_counts(launches: Sequence[Launch], trials: int) -> tuple[list[Launch], dict[str, int]]:
-    """The launches that exited 0, and the counts that head a variant's metrics."""
-    ok = [x for x in launches if x.returncode == 0]
-    return ok, {"trials": trials, "runs": len(launches), "failed_runs": len(launches) - len(ok)}
-
-
-def bench_result(
-    title: str,
-    params: dict[str, Any],
-    variants: dict[str, Any],
-    targets: list[dict[str, Any]],
-    runs: Mapping[str, Sequence[Launch]] | Sequence[Launch],
-    figures: dict[str, Any] | None = None,
-    **details: Any,
-) -> dict[str, Any]:
-    """A benchmark's result: the keys every one has, then ``details``, then its launches."""
-    if isinstance(runs, Mapping):
-        launches: Any = {k: [x.to_json() for x in v] for k, v in runs.items()}
-    else:
-        launches = [x.to_json() for x in runs]
-    return {
-        "title": title,
-        "params": params,
-        "variants": variants,
-        "figures": {} if figures is None else figures,
-        "targets": targets,
-        **details,
-        "runs": launches,
-    }

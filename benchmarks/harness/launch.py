@@ -1,4 +1,8 @@
-"""Start ``sweep run`` or a raw Ray Tune script as a subprocess and time it from outside."""
+"""Start ``sweep run`` or a raw Ray Tune script as a subprocess and time it from outside.
+
+Also what a benchmark does with its launches: repeat them interleaved, count the
+ones that failed and put them in its result.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -282,3 +286,53 @@ def launch_raw(
     _apply_timings(launch, timings, started)
     launch.run_dir = str(cwd / "runs" / "raw")
     return launch
+
+
+def interleave(
+    name: str,
+    reps: int,
+    launchers: Mapping[str, Callable[[], Launch]],
+    limits: Mapping[str, int] | None = None,
+) -> dict[str, list[Launch]]:
+    """Every variant's launcher once per repeat, in order, repeat by repeat.
+
+    ``limits`` caps the repeats of some variants: they run in the first ones only.
+    """
+    runs: dict[str, list[Launch]] = {variant: [] for variant in launchers}
+    for rep in range(reps):
+        log(f"{name}: repeat {rep + 1}/{reps}")
+        for variant, launch in launchers.items():
+            if rep < (limits or {}).get(variant, reps):
+                runs[variant].append(launch())
+    return runs
+
+
+def launch_counts(launches: Sequence[Launch], trials: int) -> tuple[list[Launch], dict[str, int]]:
+    """The launches that exited 0, and the counts that head a variant's metrics."""
+    ok = [x for x in launches if x.returncode == 0]
+    return ok, {"trials": trials, "runs": len(launches), "failed_runs": len(launches) - len(ok)}
+
+
+def bench_result(
+    title: str,
+    params: dict[str, Any],
+    variants: dict[str, Any],
+    targets: list[dict[str, Any]],
+    runs: Mapping[str, Sequence[Launch]] | Sequence[Launch],
+    figures: dict[str, Any] | None = None,
+    **details: Any,
+) -> dict[str, Any]:
+    """A benchmark's result: the keys every one has, then ``details``, then its launches."""
+    if isinstance(runs, Mapping):
+        launches: Any = {k: [x.to_json() for x in v] for k, v in runs.items()}
+    else:
+        launches = [x.to_json() for x in runs]
+    return {
+        "title": title,
+        "params": params,
+        "variants": variants,
+        "figures": {} if figures is None else figures,
+        "targets": targets,
+        **details,
+        "runs": launches,
+    }

@@ -54,6 +54,37 @@ def test_harness_and_workloads_import_no_benchmark() -> None:
         assert not [m for m in imported_modules(path) if m.startswith("benchmarks.workloads")], path
 
 
+def module_graph() -> dict[str, set[str]]:
+    """``benchmarks.*`` module -> the ``benchmarks.*`` modules it imports, anywhere in its body."""
+    paths = {".".join(p.relative_to(BENCH.parent).with_suffix("").parts): p
+             for p in BENCH.rglob("*.py")}  # fmt: skip
+    names = {m.removesuffix(".__init__") for m in paths}
+    graph: dict[str, set[str]] = {}
+    for module, path in paths.items():
+        found = set()
+        for imported in imported_modules(path):
+            while imported and imported not in names:  # benchmarks.x.NAME -> benchmarks.x
+                imported = imported.rpartition(".")[0]
+            found |= {imported} - {"", module.removesuffix(".__init__")}
+        graph[module.removesuffix(".__init__")] = found
+    return graph
+
+
+def test_no_import_cycle_in_benchmarks() -> None:
+    graph = module_graph()
+    assert "benchmarks.harness.common" in graph["benchmarks.harness.launch"]  # the scan sees
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for nxt in graph[start] - seen:
+            seen.add(nxt)
+            if nxt == goal or reaches(nxt, goal, seen):
+                return True
+        return False
+
+    cycles = [m for m in graph if reaches(m, m, set())]
+    assert not cycles, cycles
+
+
 def test_list_prints_every_registered_benchmark_with_its_commands() -> None:
     listing = subprocess.run(
         [sys.executable, "-m", "benchmarks.run", "--list"],
