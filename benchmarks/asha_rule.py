@@ -24,6 +24,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from benchmarks.harness.common import prog
 from benchmarks.harness.regret import regret_at
 from benchmarks.strict_schedules import ratio_interval
 from benchmarks.workloads.search_quality_peers import Record, optuna_pruned_run
@@ -83,7 +84,7 @@ def _regret(run: list[list[float]], budget: float) -> float:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog=prog("asha_rule"), description=__doc__.splitlines()[0])
     p.add_argument("--problems", default="mfh3", help=f"comma-separated, of {sorted(PROBLEMS)}")
     p.add_argument("--seeds", type=int, default=100)
     p.add_argument("--trials", type=int, default=20, help="budget in full-fidelity trials")

@@ -1,4 +1,4 @@
-"""What the Ray dashboard costs a sweep at start-up: ``python -m benchmarks.dashboard_cost``.
+"""What the Ray dashboard costs a sweep at start-up: ``python -m benchmarks.run dashboard_cost``.
 
 ``sweep run`` starts the dashboard by default (bound to 127.0.0.1); raw Ray Tune's
 ``ray.init()`` starts it too. Interleaved repeat by repeat: ``sweep run`` (default,
@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from functools import partial
 
+from benchmarks.harness.common import prog
 from benchmarks.harness.launch import Launch, interleave, launch_sweep, workdir
 from benchmarks.overhead import NAME as OVERHEAD
 from benchmarks.overhead import noop_config, run_raw_noop
@@ -36,7 +37,9 @@ def _median(values: list[float | None]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog=prog("dashboard_cost"), description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--trials", type=int, default=TRIALS)
     args = parser.parse_args(argv)

@@ -290,7 +290,7 @@ def run(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m benchmarks.early_stopping [--quick] [--repeats SEEDS]``."""
+    """``python -m benchmarks.run early_stopping [--quick] [--repeats SEEDS]``."""
     from benchmarks.harness.cli import bench_main
 
     return bench_main(NAME, __doc__.splitlines()[0], run, argv)

@@ -1,6 +1,6 @@
 """Scheduler settings for benchmark 4: do other ASHA / Hyperband settings pay sooner?
 
-    python -m benchmarks.early_stopping_settings [--seeds 1,2,3] [--only NAME,NAME]
+    python -m benchmarks.run early_stopping_settings [--seeds 1,2,3] [--only NAME,NAME]
 
 For each seed: random search (30 trials to the end, the baseline), then each
 variant with 270 trials from the same seeded sampler, scored as
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import early_stopping as es
-from benchmarks.harness.common import ratio
+from benchmarks.harness.common import prog, ratio
 from benchmarks.harness.launch import launch_sweep, workdir
 
 MAX_T = 81
@@ -80,7 +80,9 @@ def _read_run(launch: Any, ok: bool) -> tuple[list[dict[str, Any]], list[Any]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run every variant for every seed; print JSON lines."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog=prog("early_stopping_settings"), description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--seeds", default=",".join(map(str, range(1, es.SEEDS + 1))))
     parser.add_argument("--only", default=",".join(VARIANTS), help="variants, comma-separated")
     args = parser.parse_args(argv)

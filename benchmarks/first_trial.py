@@ -94,7 +94,7 @@ def from_launches(runs: dict[str, list[Launch]]) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m benchmarks.first_trial [--quick] [--repeats N]``."""
+    """``python -m benchmarks.run first_trial [--quick] [--repeats N]``."""
     from benchmarks.harness.cli import bench_main
 
     return bench_main(NAME, __doc__.splitlines()[0], run, argv)

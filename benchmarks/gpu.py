@@ -255,7 +255,7 @@ def run(
         return {
             "title": TITLE,
             "skipped": "no NVIDIA GPU on this machine (nvidia-smi found none); run "
-            "`python -m benchmarks.gpu --repeats 1` on a GPU host to fill this in",
+            "`python -m benchmarks.run gpu --repeats 1` on a GPU host to fill this in",
             "params": params,
             "variants": {},
             "targets": [],
@@ -343,7 +343,7 @@ def _targets(table: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m benchmarks.gpu [--quick] [--repeats N]``."""
+    """``python -m benchmarks.run gpu [--quick] [--repeats N]``."""
     from benchmarks.harness.cli import bench_main
 
     return bench_main(NAME, __doc__.splitlines()[0], run, argv)

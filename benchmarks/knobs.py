@@ -4,7 +4,7 @@ The no-op sweep of the overhead benchmark, once per variant, interleaved
 repeat by repeat. A variant is environment overrides: a Ray env var set to
 Ray's own default undoes the matching raysweep default.
 
-    python -m benchmarks.knobs [--quick] [--repeats N] [--only NAME,NAME]
+    python -m benchmarks.run knobs [--quick] [--repeats N] [--only NAME,NAME]
 """
 
 from __future__ import annotations
@@ -90,10 +90,10 @@ def run(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m benchmarks.knobs [--quick] [--repeats N] [--only a,b]``."""
+    """``python -m benchmarks.run knobs [--quick] [--repeats N] [--only a,b]``."""
     from benchmarks.harness.cli import parser, run_and_report
 
-    p: argparse.ArgumentParser = parser(__doc__.splitlines()[0])
+    p: argparse.ArgumentParser = parser(__doc__.splitlines()[0], NAME)
     p.add_argument("--only", default="", help="comma-separated variant names")
     args = p.parse_args(argv)
     only = [x for x in args.only.split(",") if x]

@@ -1,4 +1,4 @@
-"""What nightly.sh adds to a night beyond the sweep: ``python -m benchmarks.nightly_overhead``.
+"""What nightly.sh adds to a night beyond the sweep: ``python -m benchmarks.run nightly_overhead``.
 
 Runs ``--nights`` real nights of a tiny CPU sweep (3 quadratic trials, one at a
 time) in a temporary log directory, each warm-started from the night before,
@@ -32,6 +32,8 @@ from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from benchmarks.harness.common import prog
 
 REPO = Path(__file__).resolve().parents[1]
 NIGHTLY = REPO / "nightly.sh"
@@ -123,7 +125,9 @@ def row(name: str, times: Sequence[float]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog=prog("nightly_overhead"), description=(__doc__ or "").splitlines()[0]
+    )
     parser.add_argument("--nights", type=int, default=5, help="real nights to run (default 5)")
     parser.add_argument("--repeats", type=int, default=5, help="repeats of each step alone")
     args = parser.parse_args(argv)

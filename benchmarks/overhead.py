@@ -149,7 +149,7 @@ def run(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m benchmarks.overhead [--quick] [--repeats N]``."""
+    """``python -m benchmarks.run overhead [--quick] [--repeats N]``."""
     from benchmarks.harness.cli import bench_main
 
     return bench_main(NAME, __doc__.splitlines()[0], run, argv)

@@ -1,7 +1,7 @@
 """``sweep run`` of the peer workloads from two source trees, interleaved: before and after.
 
     git worktree add /tmp/base <commit>
-    python -m benchmarks.peer_before_after --before /tmp/base/src --repeats 3
+    python -m benchmarks.run peer_before_after --before /tmp/base/src --repeats 3
 
 Prints each tree's median whole-process time and its split (the same clocks as
 ``benchmarks.peer_optuna``); writes nothing else.
@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.harness.common import prog
 from benchmarks.harness.launch import Launch, launch_sweep, workdir
 from benchmarks.overhead import noop_config
 from benchmarks.peer_optuna import add_split
@@ -44,7 +45,7 @@ def _config(workload: str) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run each workload from both trees, repeat by repeat, and print the medians."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog=prog("peer_before_after"), description=__doc__.splitlines()[0])
     p.add_argument("--before", type=Path, required=True, help="the older tree's src directory")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument(

@@ -1,6 +1,6 @@
 """9. Against plain Optuna: the same GBM sweeps through ``sweep run`` and one Optuna process.
 
-    python -m benchmarks.peer_optuna [--quick] [--repeats N] [--workloads demo,random200]
+    python -m benchmarks.run peer_optuna [--quick] [--repeats N] [--workloads demo,random200]
 
 For each workload of ``benchmarks.workloads.peer_workloads`` (the demo: 20 trials TPE +
 ASHA; 200 trials random/FIFO; XGBoost multiclass on digits), plain Optuna in
@@ -272,10 +272,10 @@ def run(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m benchmarks.peer_optuna [--quick] [--repeats N] [--workloads a,b]``."""
+    """``python -m benchmarks.run peer_optuna [--quick] [--repeats N] [--workloads a,b]``."""
     from benchmarks.harness.cli import parser, run_and_report
 
-    p = parser(__doc__.splitlines()[0])
+    p = parser(__doc__.splitlines()[0], NAME)
     known = ", ".join(WORKLOADS)
     p.add_argument("--workloads", default="", help=f"comma-separated subset of {known}")
     args = p.parse_args(argv)

@@ -1,7 +1,8 @@
 """Every benchmark, registered once: its name, what it measures, its quick variant, its command.
 
 ``python -m benchmarks.run --list`` prints this table. Each row is a module
-``benchmarks/<module>.py`` that runs alone with ``python -m benchmarks.<module>``.
+``benchmarks/<module>.py`` whose ``main(argv)`` runs it alone:
+``python -m benchmarks.run NAME [flags]`` hands it everything after NAME.
 Rows with ``suite=True`` are the ones ``python -m benchmarks.run`` (``make
 bench``) runs through their ``run()`` function and writes into BENCHMARKS.md's
 ``<!-- bench:NAME -->`` sections; the others are standalone scripts with their
@@ -13,11 +14,14 @@ peer programs, problems) in ``benchmarks/workloads/``.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from benchmarks.harness.common import prog
+
 RunFunc = Callable[..., dict[str, Any]]
+MainFunc = Callable[[Sequence[str]], int]
 
 
 @dataclass(frozen=True)
@@ -27,7 +31,7 @@ class Benchmark:
     name: str
     measures: str
     quick: str
-    suite: bool = False  # run by benchmarks.run, section written from its JSON
+    suite: bool = False  # in the suite benchmarks.run runs; section written from its JSON
     in_quick_suite: bool = False  # part of ``make bench-quick``
     usage: str = ""  # flags beyond the shared ones, as the module's --help names them
     # the result its section shows is kept in git by the module's ``keep(result, results_dir)``
@@ -39,16 +43,17 @@ class Benchmark:
 
     @property
     def command(self) -> str:
-        return f"python -m {self.module}{' ' + self.usage if self.usage else ''}"
+        return f"{prog(self.name)}{' ' + self.usage if self.usage else ''}"
 
-    @property
-    def quick_command(self) -> str:
-        return f"python -m {self.module} {self.quick}"
+    def main_function(self) -> MainFunc:
+        """The module's ``main(argv)``: ``python -m benchmarks.run NAME ARGS`` calls it on ARGS."""
+        main: MainFunc = importlib.import_module(self.module).main
+        return main
 
     def run_function(self) -> RunFunc:
         """The suite's entry point, imported only when the benchmark runs."""
         if not self.suite:
-            raise ValueError(f"{self.name} is a standalone script, not part of benchmarks.run")
+            raise ValueError(f"{self.name} is standalone, not in the suite: {prog(self.name)}")
         run: RunFunc = importlib.import_module(self.module).run
         return run
 
@@ -120,10 +125,10 @@ QUICK_SUITE: tuple[str, ...] = tuple(b.name for b in BENCHMARKS if b.in_quick_su
 def render_table() -> str:
     """The table ``--list`` prints: Markdown, so BENCHMARKS.md can hold the same text."""
     lines = [
-        "| name | measures | in `benchmarks.run` | quick variant | command |",
+        "| name | measures | in `benchmarks.run` | quick variant's flags | command |",
         "| --- | --- | --- | --- | --- |",
     ]
     for b in BENCHMARKS:
         where = ("full + quick" if b.in_quick_suite else "full") if b.suite else "standalone"
-        lines.append(f"| {b.name} | {b.measures} | {where} | `{b.quick_command}` | `{b.command}` |")
+        lines.append(f"| {b.name} | {b.measures} | {where} | `{b.quick}` | `{b.command}` |")
     return "\n".join(lines)

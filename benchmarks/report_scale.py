@@ -1,6 +1,6 @@
 """report.html at scale: a synthetic 10,000-trial run directory -> report size and build time.
 
-    python -m benchmarks.report_scale [--trials 10000] [--repeats 3] [--keep DIR]
+    python -m benchmarks.run report_scale [--trials 10000] [--repeats 3] [--keep DIR]
 
 The run directory is written through RunDir as the driver writes one: spec.json,
 state.json (two invocations: the run and a resume that extended it), results.json,
@@ -27,6 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.harness.common import prog
 from raysweep.config.load import parse_spec
 from raysweep.results.records import SweepResult, TrialRecord
 from raysweep.rundir import Part, RunDir
@@ -157,7 +158,7 @@ def _write_usage(run: RunDir, gpus: int, duration_s: float, samples: int = 10_00
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=prog("report_scale"), description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--keep", type=Path, help="write the run directory here and keep it")

@@ -1,4 +1,4 @@
-"""Resume benchmark: ``python -m benchmarks.resume_bench [--repeats N]`` -> JSON on stdout.
+"""Resume benchmark: ``python -m benchmarks.run resume_bench [--repeats N]`` -> JSON on stdout.
 
 Measures, with real ``sweep`` processes killed by SIGKILL (whole process group):
 
@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import platform
+import shlex
 import signal
 import statistics
 import subprocess
@@ -27,6 +28,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from benchmarks.harness.common import bench_command, prog
+
+NAME = "resume_bench"
 REPO = Path(__file__).resolve().parents[1]
 SWEEP = [sys.executable, "-m", "raysweep.cli"]
 STEPS, STEP_S = 40, 0.1
@@ -172,7 +176,7 @@ def repeated_work(tmp: Path, ckpt_every: int, kill_at: int = 25) -> dict[str, An
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=prog(NAME), description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="latency repeats (median)")
     args = parser.parse_args(argv)
     started = time.monotonic()
@@ -188,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
             "python": platform.python_version(),
             "ray": __import__("ray").__version__,
         },
-        "command": "python -m benchmarks.resume_bench " + " ".join(argv or sys.argv[1:]),
+        "command": shlex.join(bench_command(NAME, extra=sys.argv[1:] if argv is None else argv)),
         "repeats": args.repeats,
         "run_to_first_trial_s": _summary([x["run_to_first_trial_s"] for x in latencies]),
         "resume_to_first_trial_s": _summary([x["resume_to_first_trial_s"] for x in latencies]),

@@ -349,12 +349,12 @@ def _keep(records: dict[str, dict[int, dict[str, Any]]], name: str, got: dict[st
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m benchmarks.search_quality [--quick] [--repeats SEEDS] [--trials N] ...``."""
+    """``python -m benchmarks.run search_quality [--quick] [--repeats SEEDS] [--trials N] ...``."""
     import functools
 
     from benchmarks.harness.cli import parser, run_and_report
 
-    p = parser(__doc__.splitlines()[0])
+    p = parser(__doc__.splitlines()[0], NAME)
     p.add_argument("--problems", default=None,
                    help=f"comma-separated subset of {sorted(PROBLEMS)}; the others keep the "
                    "figures of this benchmark's last result with the same seeds and budget "

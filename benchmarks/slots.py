@@ -91,7 +91,7 @@ def run(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m benchmarks.slots [--quick] [--repeats N]``."""
+    """``python -m benchmarks.run slots [--quick] [--repeats N]``."""
     from benchmarks.harness.cli import bench_main
 
     return bench_main(NAME, __doc__.splitlines()[0], run, argv)

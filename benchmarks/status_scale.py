@@ -1,4 +1,4 @@
-"""Read-only commands on a big run: ``python -m benchmarks.status_scale [--trials N]``.
+"""Read-only commands on a big run: ``python -m benchmarks.run status_scale [--trials N]``.
 
 Builds a finished run directory of N trials (default 10,000) through RunDir, as
 the driver writes it, plus a live one (state ``running``, N events in
@@ -19,6 +19,8 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+
+from benchmarks.harness.common import prog
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -94,7 +96,7 @@ def time_command(args: Sequence[str], repeats: int) -> list[float]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=prog("status_scale"), description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args(argv)

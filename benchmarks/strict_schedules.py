@@ -24,6 +24,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from benchmarks.harness.common import prog
 from benchmarks.workloads.search_quality_problems import PROBLEMS
 from benchmarks.workloads.search_quality_recipes import RECIPES
 
@@ -79,7 +80,7 @@ def ratio_interval(pairs: list[tuple[float, float]], draws: int = 2000) -> tuple
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog=prog("strict_schedules"), description=__doc__.splitlines()[0])
     p.add_argument("--problems", default="mfh3,mfh6", help=f"subset of {sorted(PROBLEMS)}")
     p.add_argument("--recipes", default=",".join(DEFAULT_RECIPES),
                    help="search-quality recipes; the first is the one the others are "

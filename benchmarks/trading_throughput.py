@@ -6,7 +6,7 @@ labels and the fold's rows, then backtesting the fold and computing its metrics.
 The fold is the whole series (100,000 validation bars) and the probabilities are
 random, so about a third of the bars carry a signal: a worst case for the
 backtest's chain of trades. Target: well under a second, so a trial's time is
-its model's. ``python -m benchmarks.trading_throughput [--bars N] [--repeats R]``.
+its model's. ``python -m benchmarks.run trading_throughput [--bars N] [--repeats R]``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.harness.common import machine, summarize, versions
+from benchmarks.harness.common import machine, prog, summarize, versions
 from raysweep.trainables.trading.backtest import run_backtest, signals
 from raysweep.trainables.trading.data import utc_ns, validate_bars
 from raysweep.trainables.trading.features import compute_features, valid_rows
@@ -82,7 +82,9 @@ def one_pass(bars_frame: Any, seed: int) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog=prog("trading_throughput"), description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--bars", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--json", action="store_true", help="print the result as JSON")

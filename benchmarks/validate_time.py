@@ -1,4 +1,4 @@
-"""``sweep validate`` on every config in sweeps/: ``python -m benchmarks.validate_time``.
+"""``sweep validate`` on every config in sweeps/: ``python -m benchmarks.run validate_time``.
 
 Each validate runs as a fresh process, the way a person or nightly.sh runs it,
 ``--repeats`` times (default 5); it includes the parameter check of the built-in
@@ -18,6 +18,8 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+
+from benchmarks.harness.common import prog
 
 REPO = Path(__file__).resolve().parents[1]
 SWEEPS = sorted((REPO / "sweeps").glob("*.json"))
@@ -65,7 +67,9 @@ def row(name: str, times: list[float]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog=prog("validate_time"), description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args(argv)
     print(f"sweep validate, a fresh process each, {args.repeats} repeats\n")

@@ -1,6 +1,6 @@
 """The GPU checks on an offline GPU host: pack the wheels here, install and run there.
 
-A tool, not a benchmark: it runs the GPU tests and ``benchmarks.gpu`` elsewhere.
+A tool, not a benchmark: it runs the GPU tests and ``python -m benchmarks.run gpu`` elsewhere.
 It lives outside ``src/`` and ``benchmarks/`` because the host runs it as a
 plain file with the standard library alone, before raysweep is installed.
 
@@ -22,7 +22,7 @@ checked out and the bundle folders copied into one folder (or their files):
 
 (standard library only) rebuilds and verifies the wheels, installs them into a
 new virtual environment that sees the host's own packages, torch included, and
-runs ``pytest -m gpu`` and ``python -m benchmarks.gpu`` (``--only tests|bench``
+runs ``pytest -m gpu`` and ``python -m benchmarks.run gpu`` (``--only tests|bench``
 for one of them; a second call reuses the environment; ``--workers N`` runs the
 tests in N pytest-xdist processes, the MPS ones alone after them), writing the
 logs, the JUnit XML and the benchmark's JSON to OUT.
@@ -307,7 +307,7 @@ def check(
             *(["--quick"] if quick else []),
             *(["--repeats", str(repeats)] if repeats else []),
         ]
-        bench = step("bench_gpu", ["-m", "benchmarks.gpu", *bench_args])
+        bench = step("bench_gpu", ["-m", "benchmarks.run", "gpu", *bench_args])
     result = REPO / "benchmarks" / "results" / ("gpu.quick.json" if quick else "gpu.json")
     if result.is_file():
         shutil.copy(result, out / result.name)

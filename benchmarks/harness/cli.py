@@ -1,4 +1,4 @@
-"""The command line every benchmark module shares (``python -m benchmarks.<name>``)."""
+"""The command line every suite benchmark shares (``python -m benchmarks.run NAME [flags]``)."""
 
 from __future__ import annotations
 
@@ -13,19 +13,29 @@ from benchmarks.harness.common import (
     bench_command,
     log,
     meta,
+    prog,
     write_result,
 )
 
 RunFunc = Callable[..., dict[str, Any]]
 
 
-def parser(description: str) -> argparse.ArgumentParser:
-    """Flags common to every benchmark and to the runner."""
-    p = argparse.ArgumentParser(description=description)
+def parser(description: str, name: str | None = None, **kwargs: Any) -> argparse.ArgumentParser:
+    """Flags common to every suite benchmark (``name``) and to the runner (no ``name``).
+
+    ``kwargs`` go to :class:`argparse.ArgumentParser` (the runner's usage and epilog).
+    """
+    p = argparse.ArgumentParser(prog=prog(name), description=description, **kwargs)
     p.add_argument("--quick", action="store_true", help="CI-sized: fewer trials, one repeat")
-    p.add_argument("--repeats", type=int, default=None, help="override the number of repeats")
-    p.add_argument("--trials", type=int, default=None, help="override the number of trials")
-    p.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="where JSON goes")
+    p.add_argument(
+        "--repeats", type=int, default=None, metavar="N", help="override the number of repeats"
+    )
+    p.add_argument(
+        "--trials", type=int, default=None, metavar="N", help="override the number of trials"
+    )
+    p.add_argument(
+        "--results-dir", type=Path, default=RESULTS_DIR, metavar="DIR", help="where JSON goes"
+    )
     p.add_argument(
         "--no-md",
         action="store_true",
@@ -107,4 +117,4 @@ def run_and_report(
 
 def bench_main(name: str, description: str, run: RunFunc, argv: Sequence[str] | None) -> int:
     """``main`` of a benchmark module: run it, write JSON, update BENCHMARKS.md."""
-    return run_and_report(name, run, parser(description).parse_args(argv))
+    return run_and_report(name, run, parser(description, name).parse_args(argv))

@@ -25,6 +25,8 @@ BENCHMARKS_MD = REPO / "benchmarks" / "BENCHMARKS.md"
 PYTHON = sys.executable
 # where the launch harness asks the benchmark trainables to drop their first-call markers
 MARKER_ENV = "RAYSWEEP_BENCH_MARKERS"
+# every benchmark runs through it: the suite, or one benchmark by name with its own flags
+RUNNER = ("python", "-m", "benchmarks.run")
 PACKAGES = ("raysweep", "ray", "optuna", "hyperopt", "lightgbm", "torch", "numpy", "psutil")
 
 
@@ -117,9 +119,14 @@ def meta(command: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def bench_command(module: str, quick: bool, extra: Sequence[str] = ()) -> list[str]:
-    """The command line that reruns one benchmark."""
-    return ["python", "-m", f"benchmarks.{module}", *(["--quick"] if quick else []), *extra]
+def bench_command(name: str, quick: bool = False, extra: Sequence[str] = ()) -> list[str]:
+    """The command line that reruns one benchmark: ``python -m benchmarks.run NAME [flags]``."""
+    return [*RUNNER, name, *(["--quick"] if quick else []), *extra]
+
+
+def prog(name: str | None = None) -> str:
+    """The program a --help names: ``python -m benchmarks.run``, with ``NAME`` for one benchmark."""
+    return shlex.join(RUNNER if name is None else bench_command(name))
 
 
 def result_path(results_dir: Path, name: str, quick: bool) -> Path:

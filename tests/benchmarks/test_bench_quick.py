@@ -18,7 +18,7 @@ SUMMARY_KEYS = {"median", "min", "max", "n", "values"}
 def _run_scale(results: Path, markdown: Path) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("RAYSWEEP_BENCH_PYTHONPATH", None)
-    cmd = [sys.executable, "-m", "benchmarks.scale", "--trials", "20"]
+    cmd = [sys.executable, "-m", "benchmarks.run", "scale", "--trials", "20"]
     cmd += ["--results-dir", str(results), "--markdown", str(markdown)]
     proc = subprocess.run(
         cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=240, check=False
@@ -40,7 +40,7 @@ def test_scale_benchmark_writes_result_json_and_markdown(tmp_path: Path) -> None
         assert key in data, key
     assert data["versions"]["ray"] and data["versions"]["raysweep"]
     assert data["machine"]["logical_cpus"] >= 1
-    assert data["command"].startswith("python -m benchmarks.scale")
+    assert data["command"].startswith("python -m benchmarks.run scale")
     assert data["params"]["trials"] == 20
 
     metrics = data["variants"]["raysweep"]
@@ -63,4 +63,4 @@ def test_scale_benchmark_writes_result_json_and_markdown(tmp_path: Path) -> None
     text = markdown.read_text(encoding="utf-8")
     assert "<!-- bench:scale:start -->" in text and "<!-- bench:scale:end -->" in text
     assert "someone else's text" in text  # other sections are kept
-    assert "Reproduce: `python -m benchmarks.scale --trials 20`" in text
+    assert "Reproduce: `python -m benchmarks.run scale --trials 20`" in text

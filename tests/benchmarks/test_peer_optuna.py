@@ -24,7 +24,7 @@ def test_steady_cost_is_the_gap_between_trial_ends_over_the_second_half() -> Non
 def test_quick_peer_benchmark_runs_both_ways_and_splits_raysweeps_time(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("RAYSWEEP_BENCH_PYTHONPATH", None)
-    cmd = [sys.executable, "-m", "benchmarks.peer_optuna", "--quick", "--trials", "10"]
+    cmd = [sys.executable, "-m", "benchmarks.run", "peer_optuna", "--quick", "--trials", "10"]
     cmd += ["--results-dir", str(tmp_path)]
     proc = subprocess.run(
         cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False

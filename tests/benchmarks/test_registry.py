@@ -93,7 +93,8 @@ def test_list_prints_every_registered_benchmark_with_its_commands() -> None:
     assert listing.returncode == 0, listing.stderr
     assert listing.stdout.strip() == render_table()
     for b in BENCHMARKS:
-        assert f"`{b.quick_command}`" in listing.stdout and f"| {b.name} |" in listing.stdout
+        assert f"| {b.name} |" in listing.stdout and f"`{b.command}`" in listing.stdout
+        assert b.command.startswith(f"python -m benchmarks.run {b.name}")
 
 
 def test_run_names_a_standalone_benchmark_it_does_not_run() -> None:
@@ -103,17 +104,55 @@ def test_run_names_a_standalone_benchmark_it_does_not_run() -> None:
     )  # fmt: skip
     assert refused.returncode == 2
     assert "resume_bench" in refused.stderr and "standalone" in refused.stderr
+    assert "python -m benchmarks.run NAME" in refused.stderr  # how to run it instead
 
 
-@pytest.mark.parametrize("name", [b.name for b in BENCHMARKS if not b.suite])
-def test_a_standalone_benchmarks_documented_flags_are_its_own(name: str) -> None:
-    """Every flag the table prints is one the module's --help lists."""
-    bench = BY_NAME[name]
+def test_an_unknown_name_is_an_error_naming_the_known_ones() -> None:
+    refused = subprocess.run(
+        [sys.executable, "-m", "benchmarks.run", "no_such_bench", "--quick"],
+        cwd=BENCH.parent, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert refused.returncode == 2
+    assert "'no_such_bench'" in refused.stderr
+    assert all(name in refused.stderr for name in BY_NAME), refused.stderr
+
+
+def test_help_explains_the_suite_and_the_one_benchmark_forms() -> None:
     shown = subprocess.run(
-        [sys.executable, "-m", bench.module, "--help"],
+        [sys.executable, "-m", "benchmarks.run", "--help"],
         cwd=BENCH.parent, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert shown.returncode == 0, shown.stderr
+    assert "python -m benchmarks.run [--quick] [--only NAMES]" in shown.stdout
+    assert "python -m benchmarks.run NAME [NAME's own flags]" in shown.stdout
+    assert all(name in shown.stdout for name in BY_NAME)
+
+
+@pytest.mark.parametrize("name", ["validate_time", "overhead"])
+def test_a_name_hands_everything_after_it_to_that_benchmarks_main(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
+
+    from benchmarks import run
+
+    seen: list[list[str]] = []
+    module = importlib.import_module(BY_NAME[name].module)
+    monkeypatch.setattr(module, "main", lambda argv: seen.append(list(argv)) or 7)
+    assert run.main([name, "--repeats", "1", "--only", "x"]) == 7
+    assert seen == [["--repeats", "1", "--only", "x"]]
+
+
+@pytest.mark.parametrize("name", list(BY_NAME))
+def test_each_benchmarks_documented_flags_are_its_own(name: str) -> None:
+    """Every flag the table prints is one ``python -m benchmarks.run NAME --help`` lists."""
+    bench = BY_NAME[name]
+    shown = subprocess.run(
+        [sys.executable, "-m", "benchmarks.run", name, "--help"],
+        cwd=BENCH.parent, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith(f"usage: python -m benchmarks.run {name} ")
     words = f"{bench.usage} {bench.quick}".split()
     flags = [w.strip("[]") for w in words if w.startswith(("--", "[--"))]
     assert flags
@@ -131,4 +170,4 @@ def test_benchmarks_md_has_each_suite_section_once_and_the_registry_table() -> N
     assert render_table() in text  # python -m benchmarks.run --list and the page agree
     for b in BENCHMARKS:
         if not b.suite:
-            assert f"benchmarks.{b.name}" in text.split("## Standalone benchmarks")[1], b.name
+            assert f"python -m benchmarks.run {b.name}" in text.split("## Standalone benchmarks")[1]

@@ -88,8 +88,8 @@ def test_quick_variant_scores_the_default_against_the_best_peer_per_point(tmp_pa
     peer (the peers' own environment is not needed: Optuna is in the project's)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)]),
            "RAYSWEEP_PEERS_PYTHON": sys.executable}  # fmt: skip
-    cmd = [sys.executable, "-m", "benchmarks.search_quality", "--quick", "--peers=optuna-tpe-sha"]
-    cmd += ["--results-dir", str(tmp_path)]
+    cmd = [sys.executable, "-m", "benchmarks.run", "search_quality", "--quick"]
+    cmd += ["--peers=optuna-tpe-sha", "--results-dir", str(tmp_path)]
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=900,
                           check=False)  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -195,7 +195,7 @@ def earlier_result() -> dict[str, object]:
     }
     return {
         "date": "2026-11-26T10:00:00Z",
-        "command": "python -m benchmarks.search_quality",
+        "command": "python -m benchmarks.run search_quality",
         "params": {"slots": 4},
         "problems": {"mfh3": {**block, "table": ["| 3 |"]},
                      "mfh6": {**block, "targets": [{"name": "mfh6: strict", "met": False}]}},
