@@ -1,12 +1,12 @@
 """Every benchmark, registered once: its name, what it measures, its quick variant, its command.
 
-``python -m benchmarks.run --list`` prints this table. Each row is a module
-``benchmarks/<module>.py`` whose ``main(argv)`` runs it alone:
-``python -m benchmarks.run NAME [flags]`` hands it everything after NAME.
-Rows with ``suite=True`` are the ones ``python -m benchmarks.run`` (``make
-bench``) runs through their ``run()`` function and writes into BENCHMARKS.md's
-``<!-- bench:NAME -->`` sections; the others are standalone scripts with their
-own flags, whose figures are pasted into BENCHMARKS.md by hand. The shared
+``python -m benchmarks.run --list`` prints this table. Each row is a module whose
+``main(argv)`` runs it alone: ``python -m benchmarks.run NAME [flags]`` hands it
+everything after NAME. Rows with ``suite=True`` are ``benchmarks/suite/NAME.py``,
+the ones ``python -m benchmarks.run`` (``make bench``) runs through their ``run()``
+function and writes into BENCHMARKS.md's ``<!-- bench:NAME -->`` sections; the
+others are ``benchmarks/standalone/NAME.py``, scripts with their own flags, whose
+figures are pasted into BENCHMARKS.md by hand. The shared
 machinery lives in ``benchmarks/harness/``, what the benchmarks run (trainables,
 peer programs, problems) in ``benchmarks/workloads/``.
 """
@@ -39,7 +39,7 @@ class Benchmark:
 
     @property
     def module(self) -> str:
-        return f"benchmarks.{self.name}"
+        return f"benchmarks.{'suite' if self.suite else 'standalone'}.{self.name}"
 
     @property
     def command(self) -> str:

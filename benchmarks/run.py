@@ -23,11 +23,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from benchmarks import first_trial
 from benchmarks.harness.cli import parser, refresh_markdown, run_one
 from benchmarks.harness.common import log, meta, write_result
 from benchmarks.harness.launch import Launch
 from benchmarks.registry import BENCHMARKS, BY_NAME, QUICK_SUITE, SUITE, render_table
+from benchmarks.suite import first_trial
 
 STANDALONE = tuple(b.name for b in BENCHMARKS if not b.suite)
 USAGE = """%(prog)s [--quick] [--only NAMES] [--skip NAMES] [--repeats N] [--trials N]

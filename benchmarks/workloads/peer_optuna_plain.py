@@ -10,7 +10,7 @@ seed), the same library parameters (one thread, the trial's seed, deterministic
 LightGBM, XGBoost's ``hist``), the same rounds and report cadence, the same
 sampler and seed, and Optuna's pruner closest to the sweep's scheduler
 (successive halving for ASHA, none for FIFO). The validation loss is computed
-with the same formula. Workloads are defined in ``benchmarks.peer_optuna``.
+with the same formula. Workloads are defined in ``benchmarks.suite.peer_optuna``.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchmarks.early_stopping import compute_to_reach_by_report, read_reports
+from benchmarks.suite.early_stopping import compute_to_reach_by_report, read_reports
 
 
 def _write_rows(run_dir: Path, trial_id: str, rows: list[dict[str, Any]]) -> None:

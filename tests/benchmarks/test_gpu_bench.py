@@ -1,4 +1,4 @@
-"""benchmarks/gpu.py: every variant's sweep validates, and its figures are read as stated."""
+"""benchmarks/suite/gpu.py: every variant's sweep validates, and its figures are read as stated."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from benchmarks.suite import gpu
 
-from benchmarks import gpu
 from raysweep.config.load import parse_spec
 from raysweep.trainables.checks import check_trainable
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from benchmarks.peer_optuna import steady_per_trial_s
+from benchmarks.suite.peer_optuna import steady_per_trial_s
 
 REPO = Path(__file__).resolve().parents[2]
 

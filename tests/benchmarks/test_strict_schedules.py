@@ -6,9 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from benchmarks.standalone import strict_schedules
 from benchmarks.workloads.search_quality_problems import PROBLEMS, MFHartmann
-
-from benchmarks import strict_schedules
 
 
 class Maximized:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import optuna
 import pytest
-from benchmarks.report_scale import synthetic_run
+from benchmarks.standalone.report_scale import synthetic_run
 
 from factories import run_sweep_cli
 from raysweep.rundir import RunDir

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from benchmarks.report_scale import synthetic_run
+from benchmarks.standalone.report_scale import synthetic_run
 
 from raysweep.report.build import write_reports
 from raysweep.rundir import RunDir

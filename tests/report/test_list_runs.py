@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.report_scale import synthetic_run
+from benchmarks.standalone.report_scale import synthetic_run
 
 from raysweep.views import list_text
 

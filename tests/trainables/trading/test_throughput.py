@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmarks.trading_throughput import one_pass
+from benchmarks.standalone.trading_throughput import one_pass
 
 from raysweep.trainables.trading.data import validate_bars
 from raysweep.trainables.trading.synthetic import SyntheticOptions, synthetic_ohlcv

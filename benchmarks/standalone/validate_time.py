@@ -19,9 +19,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.harness.common import prog
+from benchmarks.harness.common import REPO, prog
 
-REPO = Path(__file__).resolve().parents[1]
 SWEEPS = sorted((REPO / "sweeps").glob("*.json"))
 TARGET_S = 2.0
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from benchmarks.harness.common import ratio, summarize, target
 from benchmarks.harness.launch import Launch, interleave
-from benchmarks.overhead import NO_DASHBOARD, run_raw_noop, run_sweep_noop
+from benchmarks.suite.overhead import NO_DASHBOARD, run_raw_noop, run_sweep_noop
 
 NAME = "first_trial"
 TITLE = "Time to first trial"

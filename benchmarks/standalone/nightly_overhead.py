@@ -33,9 +33,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness.common import prog
+from benchmarks.harness.common import REPO, prog
 
-REPO = Path(__file__).resolve().parents[1]
 NIGHTLY = REPO / "nightly.sh"
 SWEEP = Path(sys.executable).with_name("sweep")
 TARGET_S = 2.0

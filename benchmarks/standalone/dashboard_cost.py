@@ -17,8 +17,8 @@ from functools import partial
 
 from benchmarks.harness.common import prog
 from benchmarks.harness.launch import Launch, interleave, launch_sweep, workdir
-from benchmarks.overhead import NAME as OVERHEAD
-from benchmarks.overhead import noop_config, run_raw_noop
+from benchmarks.suite.overhead import NAME as OVERHEAD
+from benchmarks.suite.overhead import noop_config, run_raw_noop
 
 TRIALS = 8
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from benchmarks.harness.common import ratio, summarize
 from benchmarks.harness.launch import Launch, bench_result, interleave
-from benchmarks.overhead import launch_metrics, run_sweep_noop
+from benchmarks.suite.overhead import launch_metrics, run_sweep_noop
 
 NAME = "knobs"
 TITLE = "Knobs: the effect of each setting (no-op sweep)"

@@ -4,7 +4,7 @@
     python -m benchmarks.run peer_before_after --before /tmp/base/src --repeats 3
 
 Prints each tree's median whole-process time and its split (the same clocks as
-``benchmarks.peer_optuna``); writes nothing else.
+``benchmarks.suite.peer_optuna``); writes nothing else.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any
 
 from benchmarks.harness.common import prog
 from benchmarks.harness.launch import Launch, launch_sweep, workdir
-from benchmarks.overhead import noop_config
-from benchmarks.peer_optuna import add_split
+from benchmarks.suite.overhead import noop_config
+from benchmarks.suite.peer_optuna import add_split
 from benchmarks.workloads.peer_workloads import WORKLOADS
 
 KEYS = ("process_s", "cli_start_s", "ray_start_s", "fit_to_first_trial_body_s",

@@ -27,12 +27,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.harness.common import prog
+from benchmarks.harness.common import REPO, prog
 from raysweep.config.load import parse_spec
 from raysweep.results.records import SweepResult, TrialRecord
 from raysweep.rundir import Part, RunDir
 
-REPO = Path(__file__).resolve().parents[1]
 T0 = 1_795_400_000.0  # 2026-11-23, the synthetic run's start (epoch seconds)
 SPACE = {
     "learning_rate": {"type": "loguniform", "low": 0.001, "high": 0.3},

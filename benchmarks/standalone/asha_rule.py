@@ -26,7 +26,7 @@ from typing import Any
 
 from benchmarks.harness.common import prog
 from benchmarks.harness.regret import regret_at
-from benchmarks.strict_schedules import ratio_interval
+from benchmarks.standalone.strict_schedules import ratio_interval
 from benchmarks.workloads.search_quality_peers import Record, optuna_pruned_run
 from benchmarks.workloads.search_quality_problems import PROBLEMS
 

@@ -20,9 +20,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.harness.common import prog
-
-REPO = Path(__file__).resolve().parents[1]
+from benchmarks.harness.common import REPO, prog
 
 
 def build_run(path: Path, trials: int, live: bool) -> None:

@@ -28,10 +28,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness.common import bench_command, prog
+from benchmarks.harness.common import REPO, bench_command, prog
 
 NAME = "resume_bench"
-REPO = Path(__file__).resolve().parents[1]
+TRAINABLE = f"benchmarks.standalone.{NAME}:train"  # train() below, as a sweep names it
 SWEEP = [sys.executable, "-m", "raysweep.cli"]
 STEPS, STEP_S = 40, 0.1
 
@@ -148,7 +148,7 @@ def repeated_work(tmp: Path, ckpt_every: int, kill_at: int = 25) -> dict[str, An
     trace = tmp / f"{name}.trace"
     space = {"x": 1.0, "ckpt_every": ckpt_every, "trace": str(trace)}
     config = tmp / f"{name}.json"
-    config.write_text(json.dumps(_config(name, "benchmarks.resume_bench:train", space, 1)))
+    config.write_text(json.dumps(_config(name, TRAINABLE, space, 1)))
     run_dir, log = tmp / "runs" / name, tmp / f"{name}.log"
 
     def rows() -> list[dict[str, Any]]:

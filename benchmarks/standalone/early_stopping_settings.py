@@ -4,7 +4,7 @@
 
 For each seed: random search (30 trials to the end, the baseline), then each
 variant with 270 trials from the same seeded sampler, scored as
-``benchmarks.early_stopping`` scores them (iterations run, report by report,
+``benchmarks.suite.early_stopping`` scores them (iterations run, report by report,
 until the first report within 0.5% of random's best, over random's total; the
 older count by trial end alongside). One JSON line per run on stdout,
 then a summary line per variant (median fraction; a seed that never got there
@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import early_stopping as es
 from benchmarks.harness.common import prog, ratio
 from benchmarks.harness.launch import launch_sweep, workdir
+from benchmarks.suite import early_stopping as es
 
 MAX_T = 81
 RANDOM_TRIALS = 30

@@ -17,7 +17,7 @@ from typing import Any
 
 from benchmarks.harness.common import log, ratio, summarize, target
 from benchmarks.harness.launch import Launch, launch_sweep, workdir
-from benchmarks.overhead import noop_config
+from benchmarks.suite.overhead import noop_config
 
 NAME = "scale"
 TITLE = "Scale"
