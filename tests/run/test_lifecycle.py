@@ -12,12 +12,12 @@ import pytest
 from factories import make_spec
 from raysweep.errors import LockError
 from raysweep.gpu.allocation import GPUPlan
+from raysweep.output_log import RunLog
 from raysweep.results.records import SweepResult, TrialRecord
 from raysweep.run.lifecycle import INTERRUPTED, drive_locked, start_run
 from raysweep.run.lock import RunLock
 from raysweep.run.signals import GracefulStop
 from raysweep.rundir import RunDir
-from raysweep.runlog import RunLog
 from raysweep.search.points import WarmStart
 
 CPU_PLAN = GPUPlan(physical_ids=(), num_gpus=0, cpu_fallback=False)

@@ -8,10 +8,10 @@ from pathlib import Path
 from factories import fx_hourly_bars, trading_sweep
 from raysweep.config.load import parse_spec
 from raysweep.gpu.allocation import GPUPlan
+from raysweep.output_log import RunLog
 from raysweep.repro.manifest import write_manifest
 from raysweep.run.opening import announce_opening
 from raysweep.rundir import RunDir
-from raysweep.runlog import RunLog
 
 
 def test_the_data_summary_goes_to_screen_log_and_repro_json(tmp_path: Path) -> None:

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
 from raysweep.errors import INTERRUPTED
+from raysweep.output_log import RunLog
 from raysweep.results.records import SweepResult
 from raysweep.run.lock import RunLock
 from raysweep.run.signals import GracefulStop
 from raysweep.rundir import RunDir
-from raysweep.runlog import RunLog
 
 if TYPE_CHECKING:
     from raysweep.config.schema import SweepSpec

@@ -18,8 +18,8 @@ from raysweep.trainables.describe import DataSummary, describe_data, max_t_warni
 
 if TYPE_CHECKING:
     from raysweep.config.schema import SweepSpec
+    from raysweep.output_log import RunLog
     from raysweep.rundir import RunDir
-    from raysweep.runlog import RunLog
 
 
 def opening_lines(spec: SweepSpec, summary: DataSummary | None) -> list[str]:

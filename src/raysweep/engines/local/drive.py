@@ -16,13 +16,13 @@ from typing import IO
 from raysweep.config.schema import SweepSpec
 from raysweep.engines.local.trial import LocalTrial
 from raysweep.gpu.allocation import GPUPlan
+from raysweep.output_log import RunLog
 from raysweep.results.records import SweepResult
 from raysweep.run.lifecycle import drive_locked, start_run
 from raysweep.run.opening import announce_opening
 from raysweep.run.outputs import collect_result, write_outputs
 from raysweep.run.signals import GracefulStop
 from raysweep.rundir import RunDir
-from raysweep.runlog import RunLog
 from raysweep.search.checks import search_warnings
 from raysweep.search.points import WarmStart
 

@@ -48,9 +48,9 @@ class RayEngine:
 
     def prepare(self, spec: SweepSpec, run: RunDir, options: EngineOptions, out: IO[str]) -> None:
         """The installed Ray against the tested range and the declared targets; on a
-        cluster, join it and check it can run ``spec`` (``engines.ray.run.preflight``)."""
+        cluster, join it and check it can run ``spec`` (``engines.ray.drive.preflight``)."""
         check_installed_ray(out)
-        from raysweep.engines.ray.run import preflight  # imports Ray: checked just now
+        from raysweep.engines.ray.drive import preflight  # imports Ray: checked just now
 
         self._ray = preflight(spec, run, ray_options(options))
 
@@ -63,7 +63,7 @@ class RayEngine:
         out: IO[str],
         stop: GracefulStop,
     ) -> int:
-        from raysweep.engines.ray.run import DriveOptions, drive  # imports Ray: checked already
+        from raysweep.engines.ray.drive import DriveOptions, drive  # imports Ray: checked already
 
         first = Phase("fit", Part(TUNE_DIR, spec.total_trials, 0))
         drive_options = DriveOptions(
@@ -100,7 +100,7 @@ class RayEngine:
         self, run: RunDir, plan: ResumePlan, options: EngineOptions, out: IO[str],
         stop: GracefulStop,
     ) -> int:  # fmt: skip
-        from raysweep.engines.ray.run import DriveOptions, drive  # imports Ray: checked by prepare
+        from raysweep.engines.ray.drive import DriveOptions, drive  # imports Ray: prepare checked
 
         assert plan.gpu_plan is not None, "plan_resume sets it"
         drive_options = DriveOptions(

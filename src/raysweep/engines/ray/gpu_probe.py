@@ -34,10 +34,10 @@ from raysweep.gpu.autopack import (
     packing_record,
 )
 from raysweep.gpu.planning import PROBE_SECONDS, probe_iterations
+from raysweep.output_log import RunLog
 from raysweep.repro.manifest import record_gpus_auto
 from raysweep.run.signals import GracefulStop
 from raysweep.rundir import PROBE_DIR, RunDir
-from raysweep.runlog import RunLog
 from raysweep.schedulers.build import TIME_ATTR
 
 PROBE_BUDGET_S = 180.0  # the whole probe, worker start-up included

@@ -11,8 +11,8 @@ from raysweep._raycompat.private_name import parse_version
 from raysweep._raycompat.startup_check import ray_version
 from raysweep.config.schema import HyperbandScheduler, SweepSpec
 from raysweep.engines.ray.ray_session import RayInfo
+from raysweep.output_log import RunLog
 from raysweep.rundir import RunDir
-from raysweep.runlog import RunLog
 from raysweep.schedulers.build import pause_points
 from raysweep.schedulers.hyperband import hyperband_largest_bracket
 from raysweep.search.checks import search_warnings

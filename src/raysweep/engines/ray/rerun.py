@@ -28,11 +28,11 @@ from raysweep.errors import ConfigError, SweepError
 from raysweep.gpu.allocation import GPUPlan, gpu_env
 from raysweep.gpu.planning import plan_gpus, recorded_spec
 from raysweep.gpu.sharing import AUTO, MPS, gpu_sharing
+from raysweep.output_log import RunLog
 from raysweep.report.collect import collect
 from raysweep.repro.determinism import DETERMINISM_ENV
 from raysweep.results.records import SweepResult, TrialRecord
 from raysweep.rundir import RunDir
-from raysweep.runlog import RunLog
 from raysweep.schedulers.build import TIME_ATTR
 
 

@@ -41,6 +41,7 @@ from raysweep.engines.ray.tuner import BuildOptions
 from raysweep.gpu.allocation import GPUPlan, gpu_env
 from raysweep.gpu.monitor import ResourceMonitor
 from raysweep.gpu.sharing import gpu_sharing
+from raysweep.output_log import RunLog
 from raysweep.report.preload import preload_report_imports
 from raysweep.repro.determinism import DETERMINISM_ENV
 from raysweep.repro.manifest import add_manifest_warning
@@ -51,7 +52,6 @@ from raysweep.run.opening import announce_opening
 from raysweep.run.outputs import collect_result, write_outputs
 from raysweep.run.signals import GracefulStop
 from raysweep.rundir import Part, RunDir
-from raysweep.runlog import RunLog
 from raysweep.schedulers.restore import resume_note
 from raysweep.search.points import WarmStart
 
