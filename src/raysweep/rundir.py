@@ -383,7 +383,7 @@ def list_runs(storage: str | os.PathLike[str]) -> list[RunDir]:
     if is_uri(storage):
         location = open_location(os.fspath(storage))
         runs = [RunDir(location.child(name).uri) for name in FsStore(location).names()]
-        return [run for run in runs if run.is_run()]
+        return [run_dir for run_dir in runs if run_dir.is_run()]
     storage = local_path(storage)
     if not storage.is_dir():
         return []

@@ -88,7 +88,7 @@ def dashboard_warning(host: str) -> str:
     )
 
 
-def announce_dashboard(run: RunDir, ray: RayInfo, log: RunLog) -> None:
+def announce_dashboard(run_dir: RunDir, ray: RayInfo, log: RunLog) -> None:
     """Print the dashboard's URL, how to reach it and authenticate; record it in state.json."""
     if ray.dashboard_url is None:
         return
@@ -101,7 +101,7 @@ def announce_dashboard(run: RunDir, ray: RayInfo, log: RunLog) -> None:
             f"then open http://127.0.0.1:{port}"
         )
     log.print(token_auth_line(ray.started_here))
-    run.update_state(dashboard_url=url)
+    run_dir.update_state(dashboard_url=url)
 
 
 # Ray turns token authentication on for a local ray.init from this release on
