@@ -202,34 +202,44 @@ def resume_sweep(
     anything is written; returns 0/1/130 like run_sweep.
     """
     with stop or GracefulStop() as owned:
-        run = RunDir(run_dir).resolved()
-        if not options.dry_run and config is None:  # sweep run --resume checked it already
-            run.check_storage()  # remote storage: reachable (its error names the endpoint)
-        run.must_exist()
-        stored = run.read_spec()
-        spec = resumed_spec(run, stored, config, options.num_samples, options.max_concurrent)
-        check_trainable(spec)
-        check_search(spec)
-        check_unlocked(run.lock_path, str(run))
-        engine, engine_options = engine_for(spec), options.engine_options()
-        engine.check_options(spec, engine_options)
-        if options.warm_start is not None:  # either engine: the recorded points stay
-            print(
-                f"note: --warm-start {options.warm_start} ignored: a resumed run keeps the "
-                "starting points it was started with",
-                file=out,
-            )
-        state = run.read_state()
-        plan = engine.plan_resume(run, stored, state, _resume_basis(run, stored, spec, state),
-                                  engine_options)  # fmt: skip
-        if not plan.steps:
-            print(f"{run}: complete ({spec.total_trials} trials); nothing to resume", file=out)
-            return 0
-        if options.dry_run:
-            print(f"dry run: would resume {run}: {'; '.join(plan.steps)}", file=out)
-            return 0
-        engine.prepare(spec, run, engine_options, out)  # exit 2 changes nothing
-        return engine.resume(run, plan, engine_options, out, owned)
+        return _resume(RunDir(run_dir).resolved(), options, out, config, owned)
+
+
+def _resume(
+    run_dir: RunDir,
+    options: RunOptions,
+    out: IO[str],
+    config: ResumeConfig | None,
+    stop: GracefulStop,
+) -> int:
+    """resume_sweep on its run directory, inside the stop handler it holds."""
+    if not options.dry_run and config is None:  # sweep run --resume checked it already
+        run_dir.check_storage()  # remote storage: reachable (its error names the endpoint)
+    run_dir.must_exist()
+    stored = run_dir.read_spec()
+    spec = resumed_spec(run_dir, stored, config, options.num_samples, options.max_concurrent)
+    check_trainable(spec)
+    check_search(spec)
+    check_unlocked(run_dir.lock_path, str(run_dir))
+    engine, engine_options = engine_for(spec), options.engine_options()
+    engine.check_options(spec, engine_options)
+    if options.warm_start is not None:  # either engine: the recorded points stay
+        print(
+            f"note: --warm-start {options.warm_start} ignored: a resumed run keeps the "
+            "starting points it was started with",
+            file=out,
+        )
+    state = run_dir.read_state()
+    plan = engine.plan_resume(run_dir, stored, state, _resume_basis(run_dir, stored, spec, state),
+                              engine_options)  # fmt: skip
+    if not plan.steps:
+        print(f"{run_dir}: complete ({spec.total_trials} trials); nothing to resume", file=out)
+        return 0
+    if options.dry_run:
+        print(f"dry run: would resume {run_dir}: {'; '.join(plan.steps)}", file=out)
+        return 0
+    engine.prepare(spec, run_dir, engine_options, out)  # exit 2 changes nothing
+    return engine.resume(run_dir, plan, engine_options, out, stop)
 
 
 def _resume_basis(
@@ -254,10 +264,15 @@ def rerun_trial(
 
     rerun = trial_rerun()  # a Ray trial, whichever engine ran the sweep
     rerun.check(out)
-    run = RunDir(run_dir).resolved().must_exist()
-    if run.is_remote:
-        run.path.mkdir(parents=True, exist_ok=True)  # its log goes to its staging directory
-    return rerun.rerun(run, trial_id, out)
+    return rerun.rerun(_existing(RunDir(run_dir).resolved()), trial_id, out)
+
+
+def _existing(run_dir: RunDir) -> RunDir:
+    """``run_dir`` once it exists; a remote run's staging directory made (its log goes there)."""
+    run_dir.must_exist()
+    if run_dir.is_remote:
+        run_dir.path.mkdir(parents=True, exist_ok=True)
+    return run_dir
 
 
 def _dry_run_text(
