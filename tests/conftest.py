@@ -94,9 +94,9 @@ def small_sweep() -> Callable[..., dict[str, Any]]:
 def run_sweep_in_process(tmp_path: Path, data: dict[str, Any]) -> Path:
     """Run sweep.json ``data`` in this process (:func:`factories.sweep_in_process`); it must
     succeed. Returns its run directory."""
-    code, run, out = sweep_in_process(tmp_path, data)
+    code, run_dir, out = sweep_in_process(tmp_path, data)
     assert code == 0, out
-    return run.path
+    return run_dir.path
 
 
 @pytest.fixture(scope="session")

@@ -342,18 +342,18 @@ def recorded_run(
 
     from raysweep.rundir import Part, RunDir
 
-    run = RunDir(path)
-    run.path.mkdir(parents=True)
-    run.mark("running")
-    run.set_parts([Part("tune", 2)])
-    (run.path / "results.json").write_text(json.dumps(results))
-    (run.path / "trial_info.jsonl").write_text(
+    run_dir = RunDir(path)
+    run_dir.path.mkdir(parents=True)
+    run_dir.mark("running")
+    run_dir.set_parts([Part("tune", 2)])
+    (run_dir.path / "results.json").write_text(json.dumps(results))
+    (run_dir.path / "trial_info.jsonl").write_text(
         "".join(json.dumps({"trial_id": t, "event": "start", "t": at}) + "\n" for t, at in starts)
     )
     for trial_id, made in rows.items():
-        folder = run.path / "tune" / f"trial_{trial_id}"
+        folder = run_dir.path / "tune" / f"trial_{trial_id}"
         folder.mkdir(parents=True)
         folder.joinpath("result.json").write_text("".join(json.dumps(
             {"trial_id": trial_id, "training_iteration": i, "time_total_s": s,
              results["metric"]: v}) + "\n" for i, s, v in made))  # fmt: skip
-    return run.path
+    return run_dir.path

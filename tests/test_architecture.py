@@ -252,7 +252,7 @@ def test_run_and_resume_are_sequenced_in_the_orchestrator_not_in_an_engine() -> 
     api = ast.parse((SRC / PACKAGE / "api.py").read_text(encoding="utf-8"))
     functions = {n.name: n for n in api.body if isinstance(n, ast.FunctionDef)}
     run_calls = _calls(functions["run_sweep"]) | _calls(functions["load_run_spec"])
-    resume_calls = _calls(functions["resume_sweep"])
+    resume_calls = _calls(functions["resume_sweep"]) | _calls(functions["_resume"])
     for step in ("check_options", "prepare"):
         assert step in run_calls and step in resume_calls, step
     assert {"plan_resume", "resume"} <= resume_calls

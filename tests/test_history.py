@@ -45,8 +45,8 @@ def make_run(
     age_days: float = 0.0,
 ) -> RunDir:
     """A run directory as a finished (or dead) sweep leaves it; ``status`` 'crashed' too."""
-    run = RunDir(log_dir / name)
-    run.path.mkdir(parents=True)
+    run_dir = RunDir(log_dir / name)
+    run_dir.path.mkdir(parents=True)
     trials = [
         TrialRecord(
             trial_id=f"t{i}",
@@ -60,16 +60,16 @@ def make_run(
         )
         for i, v in enumerate(values)
     ]
-    run.mark("running")
-    run.write_results(SweepResult(name=name, metric="loss", mode=mode, trials=trials))
+    run_dir.mark("running")
+    run_dir.write_results(SweepResult(name=name, metric="loss", mode=mode, trials=trials))
     if status == "crashed":
-        run.update_state(pid=dead_pid())
+        run_dir.update_state(pid=dead_pid())
     elif status != "running":
-        run.mark(status)  # type: ignore[arg-type]
+        run_dir.mark(status)  # type: ignore[arg-type]
     if age_days:
         old = time.time() - age_days * DAY
-        os.utime(run.path, (old, old))
-    return run
+        os.utime(run_dir.path, (old, old))
+    return run_dir
 
 
 def dead_pid() -> int:
@@ -78,8 +78,8 @@ def dead_pid() -> int:
     return proc.pid
 
 
-def night(log_dir: Path, run: RunDir | None, code: int = 0, **kw: Any) -> tuple[dict, dict]:
-    return record_night(NightInput(log_dir=log_dir, exit_code=code, run=run, **kw))
+def night(log_dir: Path, run_dir: RunDir | None, code: int = 0, **kw: Any) -> tuple[dict, dict]:
+    return record_night(NightInput(log_dir=log_dir, exit_code=code, run_dir=run_dir, **kw))
 
 
 def test_change_is_relative_and_worse_follows_the_mode() -> None:
@@ -91,8 +91,8 @@ def test_change_is_relative_and_worse_follows_the_mode() -> None:
 
 
 def test_first_night_succeeds_and_records_its_best(tmp_path: Path) -> None:
-    run = make_run(tmp_path, "nightly_20261120_020000", values=(0.5, 0.25))
-    line, payload = night(tmp_path, run, started=time.time() - 12)
+    run_dir = make_run(tmp_path, "nightly_20261120_020000", values=(0.5, 0.25))
+    line, payload = night(tmp_path, run_dir, started=time.time() - 12)
     assert line["status"] == "succeeded" and payload["event"] == "succeeded"
     assert line["best"] == 0.25 and line["best_config"] == {"x": 1.5, "steps": 2}
     assert line["trials"] == 2 and line["completed"] == 2 and line["wall_s"] >= 12
@@ -115,8 +115,8 @@ def test_a_regression_is_a_drop_beyond_the_threshold(
 ) -> None:
     first = make_run(tmp_path, "nightly_20261120_020000", values=(1.0,), mode=mode)
     night(tmp_path, first)
-    run = make_run(tmp_path, "nightly_20261121_020000", values=(second,), mode=mode)
-    line, payload = night(tmp_path, run, regression_pct=5.0)
+    run_dir = make_run(tmp_path, "nightly_20261121_020000", values=(second,), mode=mode)
+    line, payload = night(tmp_path, run_dir, regression_pct=5.0)
     assert line["status"] == status and payload["event"] == status
     assert line["previous_run"] == first.name and line["previous_best"] == 1.0
     assert line["change_pct"] == pytest.approx((second - 1.0) * 100, abs=1e-3)
@@ -137,8 +137,8 @@ def test_failed_nights_are_failures_and_never_the_reference(tmp_path: Path) -> N
     assert payload["log_tail"].splitlines() == [f"line {i}" for i in range(30, 80)]
     line, payload = night(tmp_path, None, code=130, reason="interrupted by SIGTERM")
     assert line["status"] == "interrupted" and payload["event"] == "failed"
-    run = make_run(tmp_path, "nightly_20261123_020000", values=(2.0,))
-    line, _ = night(tmp_path, run)
+    run_dir = make_run(tmp_path, "nightly_20261123_020000", values=(2.0,))
+    line, _ = night(tmp_path, run_dir)
     assert line["previous_run"] == "nightly_20261120_020000"  # failed nights are skipped
     assert line["status"] == "regression"
 
@@ -221,24 +221,24 @@ def test_cli_record_history_and_rotate(tmp_path: Path) -> None:
     rows = json.loads(out)
     assert [r["run"] for r in rows] == [first.name, second.name] and rows[1]["resumed"]
     old = time.time() - 30 * DAY
-    for run in (first, second):
-        os.utime(run.path, (old, old))
+    for run_dir in (first, second):
+        os.utime(run_dir.path, (old, old))
     code, out = run_cli("nightly", "rotate", str(tmp_path), "--keep-days", "14")
     assert out == f"removed {first.path}\n" and second.path.exists()  # the newest success
 
 
 def test_best_export_has_the_top_configurations_best_first(tmp_path: Path) -> None:
-    run = make_run(tmp_path, "nightly_20261120_020000", values=(3.0, 1.0, 2.0))
+    run_dir = make_run(tmp_path, "nightly_20261120_020000", values=(3.0, 1.0, 2.0))
     export = tmp_path / "models" / "best.json"
-    code, _ = run_cli("best", str(run.path), "--top", "10", "--export", str(export))
+    code, _ = run_cli("best", str(run_dir.path), "--top", "10", "--export", str(export))
     data = json.loads(export.read_text())
-    best = run.read_best()
+    best = run_dir.read_best()
     assert code == 0 and best is not None
     assert data["configurations"][0] == best["config"] == data["config"]
     assert [c["x"] for c in data["configurations"]] == [1.5, 2.5, 0.5]
     assert data["values"] == [1.0, 2.0, 3.0]
     assert (data["metric"], data["mode"], data["value"]) == ("loss", "min", 1.0)
-    assert data["run"] == run.name and data["generated_at"].endswith("Z")
+    assert data["run"] == run_dir.name and data["generated_at"].endswith("Z")
     assert [p.name for p in export.parent.iterdir()] == ["best.json"]  # no temp file left
 
 
@@ -271,11 +271,11 @@ def imported_modules(*args: str) -> set[str]:
 
 
 def test_history_and_the_nightly_steps_import_no_ray(tmp_path: Path) -> None:
-    run = make_run(tmp_path, "nightly_20261120_020000", values=(1.0,))
+    run_dir = make_run(tmp_path, "nightly_20261120_020000", values=(1.0,))
     for args in (
         ["history", str(tmp_path)],
         ["nightly", "pending", str(tmp_path)],
-        ["nightly", "record", str(tmp_path), "--exit-code", "0", "--run", str(run.path)],
+        ["nightly", "record", str(tmp_path), "--exit-code", "0", "--run", str(run_dir.path)],
         ["nightly", "rotate", str(tmp_path), "--keep-days", "14"],
         ["gpus", "--require", "none"],
     ):

@@ -21,11 +21,11 @@ SPEC = quadratic_sweep(
 
 
 def _run(tmp_path: Path) -> RunDir:
-    run = RunDir(tmp_path / "s")
-    run.path.mkdir()
-    run.write_spec(parse_spec(SPEC))
-    run.mark("running")
-    return run
+    run_dir = RunDir(tmp_path / "s")
+    run_dir.path.mkdir()
+    run_dir.write_spec(parse_spec(SPEC))
+    run_dir.mark("running")
+    return run_dir
 
 
 def _lines(path: Path, records: list[dict[str, object]]) -> None:
@@ -33,8 +33,8 @@ def _lines(path: Path, records: list[dict[str, object]]) -> None:
 
 
 def test_live_run_counts_best_errors_and_eta(tmp_path: Path) -> None:
-    run = _run(tmp_path)
-    run.update_state(dashboard_url="http://127.0.0.1:8265")
+    run_dir = _run(tmp_path)
+    run_dir.update_state(dashboard_url="http://127.0.0.1:8265")
     events = [{"event": "start", "trial_id": f"t{i}", "index": i, "t": i} for i in range(4)]
     events += [
         {"event": "ended", "trial_id": "t0", "index": 0, "loss": 0.5, "best": 0.4,
@@ -44,10 +44,10 @@ def test_live_run_counts_best_errors_and_eta(tmp_path: Path) -> None:
         {"event": "errored", "trial_id": "t2", "index": 2, "loss": None,
          "error": "Traceback ...\nValueError: bad x"},
     ]  # fmt: skip
-    _lines(run.events_path, events)
-    _lines(run.trial_info_path, [{"trial_id": "t0", "event": "returned"}])
-    started = datetime.strptime(run.read_state()["commands"][-1]["at"], "%Y-%m-%dT%H:%M:%SZ")
-    info = run_status(run, now=started.replace(tzinfo=UTC) + timedelta(seconds=30))
+    _lines(run_dir.events_path, events)
+    _lines(run_dir.trial_info_path, [{"trial_id": "t0", "event": "returned"}])
+    started = datetime.strptime(run_dir.read_state()["commands"][-1]["at"], "%Y-%m-%dT%H:%M:%SZ")
+    info = run_status(run_dir, now=started.replace(tzinfo=UTC) + timedelta(seconds=30))
     assert info["counts"] == {
         "running": 1,
         "pending": 2,
@@ -67,16 +67,16 @@ def test_live_run_counts_best_errors_and_eta(tmp_path: Path) -> None:
 
 
 def test_dead_driver_is_crashed_and_finished_run_lists_errors(tmp_path: Path) -> None:
-    run = _run(tmp_path)
-    run.update_state(pid=2**22 + 4321)
-    assert run_status(run)["status"] == "crashed"
+    run_dir = _run(tmp_path)
+    run_dir.update_state(pid=2**22 + 4321)
+    assert run_status(run_dir)["status"] == "crashed"
     trials = [
         TrialRecord("a", 0, "completed", {"x": 0.1}, 1, 2, {"loss": 0.3}, 0.3),
         TrialRecord("b", 1, "errored", {"x": 0.2}, 2, 1, {}, None, error="X\nCatBoostError: nan"),
     ]
-    run.write_results(SweepResult("s", "loss", "min", trials))
-    run.mark("completed", exit_code=0)
-    info = run_status(run)
+    run_dir.write_results(SweepResult("s", "loss", "min", trials))
+    run_dir.mark("completed", exit_code=0)
+    info = run_status(run_dir)
     assert info["counts"] == {"completed": 1, "errored": 1} and info["source"] == "results.json"
     assert info["best"]["trial_id"] == "a" and info["eta_s"] is None
     assert "errored: trial b (#1): CatBoostError: nan" in format_status(info)
@@ -85,37 +85,44 @@ def test_dead_driver_is_crashed_and_finished_run_lists_errors(tmp_path: Path) ->
 def test_a_stopped_trial_counts_as_results_json_will_say(tmp_path: Path) -> None:
     """A live run's counts: the progress line's status, else the rule results.json follows
     (a trial that ran its iteration budget completed, returned or not)."""
-    run = RunDir(tmp_path / "s")
-    run.path.mkdir()
-    run.write_spec(parse_spec({**SPEC, "scheduler": {"type": "asha", "max_t": 4}}))
-    run.mark("running")
-    _lines(run.events_path, [
+    run_dir = RunDir(tmp_path / "s")
+    run_dir.path.mkdir()
+    run_dir.write_spec(parse_spec({**SPEC, "scheduler": {"type": "asha", "max_t": 4}}))
+    run_dir.mark("running")
+    _lines(run_dir.events_path, [
         {"event": "ended", "trial_id": "full", "iterations": 4, "loss": 0.5},
         {"event": "ended", "trial_id": "cut", "iterations": 1, "loss": 0.9},
         {"event": "ended", "trial_id": "said", "iterations": 1, "loss": 0.7, "status": "completed"},
     ])  # fmt: skip
-    assert run_status(run)["counts"] == {"running": 0, "pending": 3, "completed": 2, "stopped": 1}
+    assert run_status(run_dir)["counts"] == {
+        "running": 0,
+        "pending": 3,
+        "completed": 2,
+        "stopped": 1,
+    }
 
 
 def test_the_best_config_is_json_at_the_metrics_precision(tmp_path: Path) -> None:
-    run = _run(tmp_path)
+    run_dir = _run(tmp_path)
     trials = [TrialRecord("a", 0, "completed", {"x": 0.123456789012, "n": 3, "kind": "gbdt"}, 1,
                           2, {"loss": 0.30000000000000004}, 0.30000000000000004)]  # fmt: skip
-    run.write_results(SweepResult("s", "loss", "min", trials))
-    run.mark("completed", exit_code=0)
-    text = format_status(run_status(run))
+    run_dir.write_results(SweepResult("s", "loss", "min", trials))
+    run_dir.mark("completed", exit_code=0)
+    text = format_status(run_status(run_dir))
     assert "best: loss=0.3 (trial a)" in text
     assert 'best config: {"x": 0.123457, "n": 3, "kind": "gbdt"}' in text
     assert json.loads(text.split("best config: ")[1].splitlines()[0])["x"] == 0.123457
 
 
 def test_a_failed_run_says_what_failed_and_what_to_do(tmp_path: Path) -> None:
-    run = _run(tmp_path)
-    state = run.read_state()
+    run_dir = _run(tmp_path)
+    state = run_dir.read_state()
     state["commands"][-1]["argv"] = ["sweep", "run", "--config", "mine.json"]
-    run.store.write_json("state.json", state)
-    run.mark("failed", error="MetricNotReported: metric: 'los' was not in what trial t0 reported")
-    text = format_status(run_status(run))
+    run_dir.store.write_json("state.json", state)
+    run_dir.mark(
+        "failed", error="MetricNotReported: metric: 'los' was not in what trial t0 reported"
+    )
+    text = format_status(run_status(run_dir))
     assert "s: failed\nerror: MetricNotReported: metric: 'los' was not in" in text
     assert "what to do: fix what the error names (the config, or the trainable's code), then " \
            "start a new run: sweep run --config mine.json --name s-2" in text  # fmt: skip

@@ -110,14 +110,14 @@ def test_the_storage_check_names_the_uri_and_endpoint(
 
 
 def test_run_files_live_at_the_uri_and_only_the_staged_logs_locally(bucket: str) -> None:
-    run = RunDir.under(bucket, "r")
-    assert str(run) == f"{bucket}/r" and run.name == "r" and run.is_remote
-    assert RunDir(str(run)) == run and run.resolved() is run
-    assert not run.exists()
-    run.create()
-    run.write_spec(parse_spec(SPEC))
-    run.mark("running")
-    run.set_parts([Part("tune", 2)])
+    run_dir = RunDir.under(bucket, "r")
+    assert str(run_dir) == f"{bucket}/r" and run_dir.name == "r" and run_dir.is_remote
+    assert RunDir(str(run_dir)) == run_dir and run_dir.resolved() is run_dir
+    assert not run_dir.exists()
+    run_dir.create()
+    run_dir.write_spec(parse_spec(SPEC))
+    run_dir.mark("running")
+    run_dir.set_parts([Part("tune", 2)])
     trials = [
         TrialRecord(
             trial_id=f"t{i}", index=i, status="completed", config={"x": i}, seed=i,
@@ -125,35 +125,35 @@ def test_run_files_live_at_the_uri_and_only_the_staged_logs_locally(bucket: str)
         )
         for i in range(2)
     ]  # fmt: skip
-    run.write_results(SweepResult(name="r", metric="loss", mode="min", trials=trials))
-    run.write_report("report\n")
-    assert list(run.path.iterdir()) == []  # nothing of the run's own files is staged
-    again = RunDir(str(run))
+    run_dir.write_results(SweepResult(name="r", metric="loss", mode="min", trials=trials))
+    run_dir.write_report("report\n")
+    assert list(run_dir.path.iterdir()) == []  # nothing of the run's own files is staged
+    again = RunDir(str(run_dir))
     assert again.read_spec() == parse_spec(SPEC) and again.parts() == [Part("tune", 2)]
     assert again.read_results().trials == trials and again.read_best()["trial_id"] == "t0"
     assert again.read_report() == "report\n" and again.is_run()
     assert json.loads(again.store.read_bytes("state.json") or b"")["status"] == "running"
-    assert list_runs(bucket) == [run]
+    assert list_runs(bucket) == [run_dir]
     with pytest.raises(SweepError, match=f"{bucket}/none: no results.json"):
         RunDir(f"{bucket}/none").read_results()
 
 
 def test_staged_logs_are_uploaded_and_pulled_back_on_a_fresh_machine(bucket: str) -> None:
-    run = RunDir.under(bucket, "r")
-    run.create()
-    run.path.mkdir(parents=True, exist_ok=True)
-    with run.synced():
-        run.events_path.write_text('{"event": "start", "trial_id": "a"}\n')
-    assert run.store.read_bytes("trials.jsonl") == run.events_path.read_bytes()
-    for path in run.path.iterdir():  # a fresh machine: no staging
+    run_dir = RunDir.under(bucket, "r")
+    run_dir.create()
+    run_dir.path.mkdir(parents=True, exist_ok=True)
+    with run_dir.synced():
+        run_dir.events_path.write_text('{"event": "start", "trial_id": "a"}\n')
+    assert run_dir.store.read_bytes("trials.jsonl") == run_dir.events_path.read_bytes()
+    for path in run_dir.path.iterdir():  # a fresh machine: no staging
         path.unlink()
-    fresh = RunDir(str(run))
+    fresh = RunDir(str(run_dir))
     assert fresh.read_events() == [{"event": "start", "trial_id": "a"}]
     with fresh.synced():  # pulled first, then appended to
         assert fresh.events_path.is_file()
         with fresh.events_path.open("a") as events:
             events.write('{"event": "ended", "trial_id": "a"}\n')
-    assert [e["event"] for e in RunDir(str(run)).read_events()] == ["start", "ended"]
+    assert [e["event"] for e in RunDir(str(run_dir)).read_events()] == ["start", "ended"]
 
 
 def test_the_publisher_uploads_only_what_changed(bucket: str, tmp_path: Path) -> None:
@@ -166,37 +166,39 @@ def test_the_publisher_uploads_only_what_changed(bucket: str, tmp_path: Path) ->
     assert publisher.publish() == 1 and store.read_bytes("sweep_output.log") == b"one\ntwo\n"
 
 
-def _experiment(run: RunDir) -> None:
+def _experiment(run_dir: RunDir) -> None:
     """A Ray experiment folder on the storage: a snapshot, a trial and two checkpoints."""
     trial = json.dumps({"trial_id": "a", "status": "RUNNING", "config": {"x": 1}})
-    run.store.write_bytes(
+    run_dir.store.write_bytes(
         "tune/experiment_state-2026.json", json.dumps({"trial_data": [[trial, "{}"]]}).encode()
     )
-    run.store.write_bytes("tune/trial_a/result.json", b'{"training_iteration": 1}\n')
-    run.store.write_bytes("tune/trial_a/checkpoint_000000/state.json", b"{}")
-    run.store.write_bytes("tune/trial_a/checkpoint_000001/state.json", b"{}")
+    run_dir.store.write_bytes("tune/trial_a/result.json", b'{"training_iteration": 1}\n')
+    run_dir.store.write_bytes("tune/trial_a/checkpoint_000000/state.json", b"{}")
+    run_dir.store.write_bytes("tune/trial_a/checkpoint_000001/state.json", b"{}")
 
 
 def test_experiment_folders_are_read_through_the_store(bucket: str) -> None:
-    run = RunDir.under(bucket, "r")
+    run_dir = RunDir.under(bucket, "r")
     part = Part("tune", 1)
-    assert not run.has_experiment(part) and not run.has_snapshot(part)
-    _experiment(run)
-    assert run.has_experiment("tune") and run.has_snapshot(part)
-    assert run.trial_states(part) == [{"trial_id": "a", "status": "RUNNING", "config": {"x": 1}}]
-    location = open_location(str(run))
-    assert run.ray_experiment(part) == (f"{location.path}/tune", run.store.location.fs)
+    assert not run_dir.has_experiment(part) and not run_dir.has_snapshot(part)
+    _experiment(run_dir)
+    assert run_dir.has_experiment("tune") and run_dir.has_snapshot(part)
+    assert run_dir.trial_states(part) == [
+        {"trial_id": "a", "status": "RUNNING", "config": {"x": 1}}
+    ]
+    location = open_location(str(run_dir))
+    assert run_dir.ray_experiment(part) == (f"{location.path}/tune", run_dir.store.location.fs)
     with pytest.raises(ResumeError, match=f"{bucket}/r/tune/tuner.pkl is missing"):
-        run.check_restorable(part)
-    run.store.write_bytes("tune/experiment_state-2027.json", b"{")
+        run_dir.check_restorable(part)
+    run_dir.store.write_bytes("tune/experiment_state-2027.json", b"{")
     with pytest.raises(ResumeError, match=f"{bucket}/r/tune/experiment_state-2027.json is"):
-        run.trial_states(part)
+        run_dir.trial_states(part)
 
 
 def test_a_local_copy_of_an_experiment_writes_back_what_changed(bucket: str) -> None:
-    run = RunDir.under(bucket, "r")
-    _experiment(run)
-    with run.local_experiment("tune") as local:
+    run_dir = RunDir.under(bucket, "r")
+    _experiment(run_dir)
+    with run_dir.local_experiment("tune") as local:
         trial = local / "trial_a"
         assert (trial / "checkpoint_000001" / PLACEHOLDER).is_file()  # contents stay remote
         assert not (trial / "checkpoint_000001" / "state.json").exists()
@@ -205,33 +207,33 @@ def test_a_local_copy_of_an_experiment_writes_back_what_changed(bucket: str) -> 
         for placeholder in (trial / "checkpoint_000000").iterdir():
             placeholder.unlink()
         (trial / "checkpoint_000000").rmdir()
-    names = run.store.names("tune/trial_a")
+    names = run_dir.store.names("tune/trial_a")
     assert names == ["checkpoint_000001", "result.json", "result.json.orig"]
-    assert run.store.read_bytes("tune/trial_a/result.json") == b""
-    assert run.store.read_bytes("tune/trial_a/checkpoint_000001/state.json") == b"{}"
-    with pytest.raises(RuntimeError), run.local_experiment("tune") as local:
+    assert run_dir.store.read_bytes("tune/trial_a/result.json") == b""
+    assert run_dir.store.read_bytes("tune/trial_a/checkpoint_000001/state.json") == b"{}"
+    with pytest.raises(RuntimeError), run_dir.local_experiment("tune") as local:
         (local / "trial_a" / "result.json").write_text("lost")
         raise RuntimeError("a failed repair writes nothing back")
-    assert run.store.read_bytes("tune/trial_a/result.json") == b""
+    assert run_dir.store.read_bytes("tune/trial_a/result.json") == b""
 
 
 def test_learning_curves_of_a_remote_run_are_read_from_the_bucket(bucket: str) -> None:
-    run = RunDir.under(bucket, "r")
-    run.mark("running")
-    run.set_parts([Part("tune", 1)])
+    run_dir = RunDir.under(bucket, "r")
+    run_dir.mark("running")
+    run_dir.set_parts([Part("tune", 1)])
     rows = [{"trial_id": "a", "training_iteration": i, "loss": 1.0 / i} for i in (1, 2)]
-    run.store.write_bytes(
+    run_dir.store.write_bytes(
         "tune/trial_a/result.json", "".join(json.dumps(r) + "\n" for r in rows).encode()
     )
-    assert run.trial_curves("loss") == {"a": [(1, 1.0), (2, 0.5)]}
+    assert run_dir.trial_curves("loss") == {"a": [(1, 1.0), (2, 0.5)]}
 
 
 def test_resource_usage_is_read_from_staging_while_there_else_from_the_bucket(
     bucket: str,
 ) -> None:
-    run = RunDir.under(bucket, "r")
-    run.store.write_json("resource_usage.json", {"from": "bucket"})
-    assert run.read_usage() == {"from": "bucket"}
-    run.path.mkdir(parents=True)
-    run.usage_path.write_text(json.dumps({"from": "this invocation"}))
-    assert run.read_usage() == {"from": "this invocation"}
+    run_dir = RunDir.under(bucket, "r")
+    run_dir.store.write_json("resource_usage.json", {"from": "bucket"})
+    assert run_dir.read_usage() == {"from": "bucket"}
+    run_dir.path.mkdir(parents=True)
+    run_dir.usage_path.write_text(json.dumps({"from": "this invocation"}))
+    assert run_dir.read_usage() == {"from": "this invocation"}

@@ -158,34 +158,34 @@ def run_sweep(
                 "temporary copy that Ray removes; give an absolute path on storage that "
                 "outlives the job (e.g. --storage /shared/runs or s3://bucket/runs)"
             )
-        run = RunDir.under(options.storage, spec.name)
+        run_dir = RunDir.under(options.storage, spec.name)
         if not options.dry_run:
-            run.check_storage()  # remote storage: reachable and writable, before anything
-        if options.resume and run.has_spec():
+            run_dir.check_storage()  # remote storage: reachable and writable, before anything
+        if options.resume and run_dir.has_spec():
             config = ResumeConfig(spec, _config_as_before(options))
-            return resume_sweep(str(run), options, out, config=config, stop=owned)
-        if run.exists():
-            check_unlocked(run.lock_path, str(run))
+            return resume_sweep(str(run_dir), options, out, config=config, stop=owned)
+        if run_dir.exists():
+            check_unlocked(run_dir.lock_path, str(run_dir))
             raise RunDirExistsError(
-                f"run directory {run} already exists; choose another --name, "
-                f"or continue it with: sweep resume {run}"
+                f"run directory {run_dir} already exists; choose another --name, "
+                f"or continue it with: sweep resume {run_dir}"
             )
         gpu_plan = plan_gpus(spec, options.gpus, options.allow_cpu, bool(options.cluster_address()))
         warm = load_warm_start(options.warm_start, spec) if options.warm_start else None
         if options.dry_run:
-            print(_dry_run_text(spec, run, gpu_plan, warm), file=out)
+            print(_dry_run_text(spec, run_dir, gpu_plan, warm), file=out)
             return 0
         engine = engine_for(spec)
-        engine.prepare(spec, run, options.engine_options(), out)  # exit 2 writes nothing
+        engine.prepare(spec, run_dir, options.engine_options(), out)  # exit 2 writes nothing
         try:
-            run.create()
+            run_dir.create()
         except FileExistsError:  # another `sweep run` created it a moment ago
-            check_unlocked(run.lock_path, str(run))
+            check_unlocked(run_dir.lock_path, str(run_dir))
             raise RunDirExistsError(
-                f"run directory {run} was just created by another process"
+                f"run directory {run_dir} was just created by another process"
             ) from None
         new = NewRun(gpu_plan, warm)
-        return engine.run(spec, run, new, options.engine_options(), out, owned)
+        return engine.run(spec, run_dir, new, options.engine_options(), out, owned)
 
 
 def resume_sweep(
@@ -202,45 +202,57 @@ def resume_sweep(
     anything is written; returns 0/1/130 like run_sweep.
     """
     with stop or GracefulStop() as owned:
-        run = RunDir(run_dir).resolved()
-        if not options.dry_run and config is None:  # sweep run --resume checked it already
-            run.check_storage()  # remote storage: reachable (its error names the endpoint)
-        run.must_exist()
-        stored = run.read_spec()
-        spec = resumed_spec(run, stored, config, options.num_samples, options.max_concurrent)
-        check_trainable(spec)
-        check_search(spec)
-        check_unlocked(run.lock_path, str(run))
-        engine, engine_options = engine_for(spec), options.engine_options()
-        engine.check_options(spec, engine_options)
-        if options.warm_start is not None:  # either engine: the recorded points stay
-            print(
-                f"note: --warm-start {options.warm_start} ignored: a resumed run keeps the "
-                "starting points it was started with",
-                file=out,
-            )
-        state = run.read_state()
-        plan = engine.plan_resume(run, stored, state, _resume_basis(run, stored, spec, state),
-                                  engine_options)  # fmt: skip
-        if not plan.steps:
-            print(f"{run}: complete ({spec.total_trials} trials); nothing to resume", file=out)
-            return 0
-        if options.dry_run:
-            print(f"dry run: would resume {run}: {'; '.join(plan.steps)}", file=out)
-            return 0
-        engine.prepare(spec, run, engine_options, out)  # exit 2 changes nothing
-        return engine.resume(run, plan, engine_options, out, owned)
+        return _resume(RunDir(run_dir).resolved(), options, out, config, owned)
+
+
+def _resume(
+    run_dir: RunDir,
+    options: RunOptions,
+    out: IO[str],
+    config: ResumeConfig | None,
+    stop: GracefulStop,
+) -> int:
+    """resume_sweep on its run directory, inside the stop handler it holds."""
+    if not options.dry_run and config is None:  # sweep run --resume checked it already
+        run_dir.check_storage()  # remote storage: reachable (its error names the endpoint)
+    run_dir.must_exist()
+    stored = run_dir.read_spec()
+    spec = resumed_spec(run_dir, stored, config, options.num_samples, options.max_concurrent)
+    check_trainable(spec)
+    check_search(spec)
+    check_unlocked(run_dir.lock_path, str(run_dir))
+    engine, engine_options = engine_for(spec), options.engine_options()
+    engine.check_options(spec, engine_options)
+    if options.warm_start is not None:  # either engine: the recorded points stay
+        print(
+            f"note: --warm-start {options.warm_start} ignored: a resumed run keeps the "
+            "starting points it was started with",
+            file=out,
+        )
+    state = run_dir.read_state()
+    plan = engine.plan_resume(run_dir, stored, state, _resume_basis(run_dir, stored, spec, state),
+                              engine_options)  # fmt: skip
+    if not plan.steps:
+        print(f"{run_dir}: complete ({spec.total_trials} trials); nothing to resume", file=out)
+        return 0
+    if options.dry_run:
+        print(f"dry run: would resume {run_dir}: {'; '.join(plan.steps)}", file=out)
+        return 0
+    engine.prepare(spec, run_dir, engine_options, out)  # exit 2 changes nothing
+    return engine.resume(run_dir, plan, engine_options, out, stop)
 
 
 def _resume_basis(
-    run: RunDir, stored: SweepSpec, spec: SweepSpec, state: dict[str, Any]
+    run_dir: RunDir, stored: SweepSpec, spec: SweepSpec, state: dict[str, Any]
 ) -> ResumePlan:
     """What every engine's resume keeps: the spec with its overrides, the spec.json an
     extension records (``num_samples`` grew; spec.json keeps ``max_concurrent``), and
     the starting points the run was started with."""
     extended = spec.search.num_samples != stored.search.num_samples
-    record = resumed_spec(run, stored, None, spec.search.num_samples, None) if extended else None
-    recorded = run.read_warm_start(state)
+    record = (
+        resumed_spec(run_dir, stored, None, spec.search.num_samples, None) if extended else None
+    )
+    recorded = run_dir.read_warm_start(state)
     return ResumePlan(spec, record, WarmStart.from_json(recorded) if recorded else None)
 
 
@@ -252,17 +264,22 @@ def rerun_trial(
 
     rerun = trial_rerun()  # a Ray trial, whichever engine ran the sweep
     rerun.check(out)
-    run = RunDir(run_dir).resolved().must_exist()
-    if run.is_remote:
-        run.path.mkdir(parents=True, exist_ok=True)  # its log goes to its staging directory
-    return rerun.rerun(run, trial_id, out)
+    return rerun.rerun(_existing(RunDir(run_dir).resolved()), trial_id, out)
+
+
+def _existing(run_dir: RunDir) -> RunDir:
+    """``run_dir`` once it exists; a remote run's staging directory made (its log goes there)."""
+    run_dir.must_exist()
+    if run_dir.is_remote:
+        run_dir.path.mkdir(parents=True, exist_ok=True)
+    return run_dir
 
 
 def _dry_run_text(
-    spec: SweepSpec, run: RunDir, gpu_plan: GPUPlan, warm: WarmStart | None = None
+    spec: SweepSpec, run_dir: RunDir, gpu_plan: GPUPlan, warm: WarmStart | None = None
 ) -> str:
     lines = [
-        f"dry run: would write {run}",
+        f"dry run: would write {run_dir}",
         f"trials: {spec.total_trials} ({spec.search.algorithm}, {spec.scheduler.type})",
         f"gpus: {list(gpu_plan.physical_ids) or 'none'}",
     ]

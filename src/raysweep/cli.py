@@ -107,9 +107,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from raysweep import views
     from raysweep.rundir import HTML_REPORT, REPORT, RunDir
 
-    run = RunDir(args.run_dir).must_exist()
-    print(views.report_text(run), end="")
-    print(f"wrote {run.where(REPORT)} and {run.where(HTML_REPORT)}", file=sys.stderr)
+    run_dir = RunDir(args.run_dir).must_exist()
+    print(views.report_text(run_dir), end="")
+    print(f"wrote {run_dir.where(REPORT)} and {run_dir.where(HTML_REPORT)}", file=sys.stderr)
     return 0
 
 
@@ -119,8 +119,8 @@ def _cmd_best(args: argparse.Namespace) -> int:
 
     if args.legacy and not args.export:
         raise ConfigError("--legacy: give the file to write with --export FILE")
-    run = RunDir(args.run_dir).must_exist()
-    print(views.best_text(run, top=args.top, export=args.export, legacy=args.legacy))
+    run_dir = RunDir(args.run_dir).must_exist()
+    print(views.best_text(run_dir, top=args.top, export=args.export, legacy=args.legacy))
     return 0
 
 
@@ -128,11 +128,11 @@ def _cmd_status(args: argparse.Namespace) -> int:
     from raysweep import views
     from raysweep.rundir import RunDir
 
-    run = RunDir(args.run_dir).must_exist()
+    run_dir = RunDir(args.run_dir).must_exist()
     if args.watch is not None:
-        views.watch_status(run, args.watch, sys.stdout)
+        views.watch_status(run_dir, args.watch, sys.stdout)
     else:
-        print(views.status_text(run, as_json=args.json))
+        print(views.status_text(run_dir, as_json=args.json))
     return 0
 
 

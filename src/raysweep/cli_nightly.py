@@ -25,9 +25,9 @@ def _cmd_history(args: argparse.Namespace) -> int:
 def _cmd_nightly_pending(args: argparse.Namespace) -> int:
     from raysweep.nightly import pending_run
 
-    run = pending_run(Path(args.log_dir))
-    if run is not None:
-        print(run.path)
+    run_dir = pending_run(Path(args.log_dir))
+    if run_dir is not None:
+        print(run_dir.path)
     return 0
 
 
@@ -39,7 +39,7 @@ def _cmd_nightly_record(args: argparse.Namespace) -> int:
     night = nightly.NightInput(
         log_dir=Path(args.log_dir),
         exit_code=args.exit_code,
-        run=RunDir(args.run) if args.run else None,
+        run_dir=RunDir(args.run) if args.run else None,
         reason=args.reason,
         started=args.started,
         regression_pct=args.regression_pct,

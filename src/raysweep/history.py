@@ -124,15 +124,15 @@ def history_rows(log_dir: Path) -> list[dict[str, Any]]:
     log_dir = Path(log_dir)
     rows = [dict(n) for n in read_history(log_dir)]
     recorded = {row.get("run") for row in rows}
-    for run in nightly_runs(log_dir):
-        if run.name in recorded:
+    for run_dir in nightly_runs(log_dir):
+        if run_dir.name in recorded:
             continue
-        state = run.read_state()
-        status = run.effective_status(state)
+        state = run_dir.read_state()
+        status = run_dir.effective_status(state)
         if status in ("completed", "failed"):
             status = f"{status} (not recorded)"
         rows.append(
-            {"date": state.get("created_at"), "run": run.name, "status": status, "trials": None}
+            {"date": state.get("created_at"), "run": run_dir.name, "status": status, "trials": None}
         )
     previous: dict[str, Any] | None = None
     for row in rows:

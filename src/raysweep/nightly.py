@@ -57,7 +57,7 @@ class NightInput:
 
     log_dir: Path
     exit_code: int  # nightly.sh's own exit code for the night
-    run: RunDir | None = None  # None when the night failed before a run existed
+    run_dir: RunDir | None = None  # None when the night failed before a run existed
     reason: str | None = None
     started: float | None = None  # epoch seconds when nightly.sh started
     regression_pct: float = 5.0
@@ -79,7 +79,7 @@ def record_night(night: NightInput) -> tuple[dict[str, Any], dict[str, Any]]:
     started = night.started if night.started is not None else now
     line: dict[str, Any] = {
         "date": _iso(started),
-        "run": night.run.name if night.run else None,
+        "run": night.run_dir.name if night.run_dir else None,
         "status": "succeeded" if night.exit_code == 0 else "failed",
         "exit_code": night.exit_code,
         "reason": night.reason or None,
@@ -91,7 +91,7 @@ def record_night(night: NightInput) -> tuple[dict[str, Any], dict[str, Any]]:
     }
     if night.exit_code == INTERRUPTED:
         line["status"] = "interrupted"
-    best = _run_facts(night.run, line) if night.run is not None else None
+    best = _run_facts(night.run_dir, line) if night.run_dir is not None else None
     previous = previous_success(nights, exclude_run=line["run"])
     comparable = (
         best is not None
@@ -120,7 +120,7 @@ def record_night(night: NightInput) -> tuple[dict[str, Any], dict[str, Any]]:
     payload = {
         "event": event,
         "status": line["status"],
-        "run_dir": str(night.run.path.resolve()) if night.run else None,
+        "run_dir": str(night.run_dir.path.resolve()) if night.run_dir else None,
         "exit_code": night.exit_code,
         "reason": line["reason"],
         "best": best,
@@ -132,17 +132,17 @@ def record_night(night: NightInput) -> tuple[dict[str, Any], dict[str, Any]]:
     return line, payload
 
 
-def _run_facts(run: RunDir, line: dict[str, Any]) -> dict[str, Any] | None:
+def _run_facts(run_dir: RunDir, line: dict[str, Any]) -> dict[str, Any] | None:
     """Fill the line with the run's trials, metric and best; returns the best (or None)."""
-    state = run.read_state()
-    record = run.read_warm_start(state)
+    state = run_dir.read_state()
+    record = run_dir.read_warm_start(state)
     line["warm_start"] = len(record.get("points", [])) if record else 0
-    if run.has_results():
-        result = run.read_results()
+    if run_dir.has_results():
+        result = run_dir.read_results()
         line["trials"] = len(result.trials)
         line["completed"] = result.succeeded
         line["metric"], line["mode"] = result.metric, result.mode
-    best = run.read_best()
+    best = run_dir.read_best()
     if best is None or best.get("value") is None:
         return None
     line.update(
@@ -154,7 +154,7 @@ def _run_facts(run: RunDir, line: dict[str, Any]) -> dict[str, Any] | None:
     )
     if best.get("rank_by"):  # best_config.json's value is the trial's last, not its best
         line["rank_by"] = best["rank_by"]
-    return {"run": run.name, **best}
+    return {"run": run_dir.name, **best}
 
 
 def _previous_best(previous: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -203,7 +203,7 @@ def rotate(log_dir: Path, keep_days: float, now: float | None = None) -> list[Pa
     removed: list[Path] = []
     if not log_dir.is_dir():
         return removed
-    ages = {run.path: run.modified_at() for run in runs}
+    ages = {run_dir.path: run_dir.modified_at() for run_dir in runs}
     for entry in sorted(log_dir.glob(f"{NIGHTLY_PREFIX}*")):
         if entry in keep or entry.is_symlink():
             continue

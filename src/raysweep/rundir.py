@@ -31,7 +31,7 @@ from raysweep._raycompat import experiment_state
 from raysweep.errors import ResumeError, SweepError
 from raysweep.results.formats import best_config_json, results_csv
 from raysweep.results.records import SweepResult
-from raysweep.runplace import EVENTS, LOG, STATE, TRIAL_INFO, USAGE, RunPlace
+from raysweep.rundir_base import EVENTS, LOG, STATE, TRIAL_INFO, USAGE, RunPlace
 from raysweep.storage import FsStore, is_uri, local_path, open_location
 
 if TYPE_CHECKING:  # pydantic and the config models load only when a spec is read or written
@@ -114,7 +114,7 @@ class RunDir(RunPlace):
     """A run directory: paths of its files, and typed reads and atomic writes of each.
 
     ``RunDir("runs/x")`` is a local directory; ``RunDir("s3://bucket/runs/x")`` a
-    run on remote storage, shown and accepted back by its URI (``raysweep.runplace``).
+    run on remote storage, shown and accepted back by its URI (``raysweep.rundir_base``).
     ``path`` is always local: the directory itself, or a remote run's staging
     directory, which holds only its lock, its logs before their upload and the GPU
     probe (the ``*_path`` properties of those files are under it).
@@ -383,7 +383,7 @@ def list_runs(storage: str | os.PathLike[str]) -> list[RunDir]:
     if is_uri(storage):
         location = open_location(os.fspath(storage))
         runs = [RunDir(location.child(name).uri) for name in FsStore(location).names()]
-        return [run for run in runs if run.is_run()]
+        return [run_dir for run_dir in runs if run_dir.is_run()]
     storage = local_path(storage)
     if not storage.is_dir():
         return []

@@ -24,36 +24,36 @@ ERRORS_SHOWN = 5
 COUNT_ORDER = ("running", "pending", "completed", "stopped", "finished", "unfinished", "errored")
 
 
-def run_status(run: RunDir, now: datetime | None = None) -> dict[str, Any]:
+def run_status(run_dir: RunDir, now: datetime | None = None) -> dict[str, Any]:
     """Everything ``sweep status`` shows, as a JSON-ready dict."""
-    state = run.read_state()
+    state = run_dir.read_state()
     if not state:
-        raise SweepError(f"{run} is not a raysweep run directory (no state.json)")
-    status = run.effective_status(state)
-    spec = _spec(run)
+        raise SweepError(f"{run_dir} is not a raysweep run directory (no state.json)")
+    status = run_dir.effective_status(state)
+    spec = _spec(run_dir)
     total = spec.total_trials if spec is not None else None
     errors: list[dict[str, Any]] = []
     if status == "running":
-        counts, best, source = _live(run, spec, total)
+        counts, best, source = _live(run_dir, spec, total)
         errors = [
             {"trial_id": e["trial_id"], "index": e.get("index"), "error": _last_line(e["error"])}
-            for e in run.read_events()
+            for e in run_dir.read_events()
             if e.get("event") == "errored" and e.get("error")
         ]
-    elif status in ("completed", "failed") and run.has_results():
-        result = run.read_results()
-        counts, best, source = result.counts(), run.read_best(), "results.json"
+    elif status in ("completed", "failed") and run_dir.has_results():
+        result = run_dir.read_results()
+        counts, best, source = result.counts(), run_dir.read_best(), "results.json"
         errors = [
             {"trial_id": t.trial_id, "index": t.index, "error": _last_line(t.error)}
             for t in result.trials
             if t.status == "errored"
         ]
     else:
-        counts, source = _resume_counts(run, state)
-        best = run.read_best()
+        counts, source = _resume_counts(run_dir, state)
+        best = run_dir.read_best()
     info: dict[str, Any] = {
-        "run": str(run.path),
-        "name": run.name,
+        "run": str(run_dir.path),
+        "name": run_dir.name,
         "status": status,
         "error": state.get("error"),
         "pid": state.get("pid"),
@@ -66,7 +66,7 @@ def run_status(run: RunDir, now: datetime | None = None) -> dict[str, Any]:
         "errors": errors,
         "node_losses": [
             {k: e.get(k) for k in ("trial_id", "index", "node_id", "iterations")}
-            for e in run.read_events()
+            for e in run_dir.read_events()
             if e.get("event") == NODE_LOST_EVENT
         ],
         "started_at": _started_at(state),
@@ -89,9 +89,9 @@ def _last_line(text: str | None) -> str:
     return lines[-1] if lines else "unknown error"
 
 
-def _spec(run: RunDir) -> Any:
+def _spec(run_dir: RunDir) -> Any:
     try:
-        return run.read_spec()
+        return run_dir.read_spec()
     except SweepError:
         return None
 
@@ -101,12 +101,12 @@ def _ordered(counts: dict[str, int]) -> list[str]:
     return known + sorted(k for k in counts if k not in COUNT_ORDER)
 
 
-def _live(run: RunDir, spec: Any, total: int | None) -> tuple[dict[str, int], Any, str]:
+def _live(run_dir: RunDir, spec: Any, total: int | None) -> tuple[dict[str, int], Any, str]:
     """Counts and best so far of a live run from its event logs."""
-    returned = {r["trial_id"] for r in run.read_trial_info() if r.get("event") == "returned"}
+    returned = {r["trial_id"] for r in run_dir.read_trial_info() if r.get("event") == "returned"}
     started: set[str] = set()
     ended: dict[str, dict[str, Any]] = {}
-    for event in run.read_events():
+    for event in run_dir.read_events():
         trial_id = str(event.get("trial_id"))
         if event.get("event") == "start":
             started.add(trial_id)
@@ -180,11 +180,11 @@ def _best_of_events(
     }
 
 
-def _resume_counts(run: RunDir, state: dict[str, Any]) -> tuple[dict[str, int], str]:
+def _resume_counts(run_dir: RunDir, state: dict[str, Any]) -> tuple[dict[str, int], str]:
     """Trials as a resume will find them, from the first trial source that holds the run."""
     for source in trial_sources():
-        if source.holds(run):
-            return source.counts(run, state), source.label
+        if source.holds(run_dir):
+            return source.counts(run_dir, state), source.label
     return {}, "none"
 
 

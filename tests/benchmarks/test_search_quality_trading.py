@@ -134,26 +134,26 @@ def test_a_maximized_metric_is_observed_negated(tmp_path: Path) -> None:
     key = tuple(float(v) for v in CONFIG.values())
     problem._curves[key] = [0.0] * 7 + [1.5]  # no fit
     problem._held_out[key] = 1.25
-    run = RunDir(tmp_path / "run")
-    run.path.mkdir()
-    run.mark("running")
-    run.set_parts([Part("tune", 2)])
+    run_dir = RunDir(tmp_path / "run")
+    run_dir.path.mkdir()
+    run_dir.mark("running")
+    run_dir.set_parts([Part("tune", 2)])
     trials = [{"trial_id": "a", "index": 0, "status": "stopped", "config": CONFIG},
               {"trial_id": "b", "index": 1, "status": "stopped", "config": CONFIG}]  # fmt: skip
     results = {"metric": "composite", "mode": "max", "rank_by": "last", "trials": trials}
-    (run.path / "results.json").write_text(json.dumps(results))
+    (run_dir.path / "results.json").write_text(json.dumps(results))
     starts = [{"trial_id": t, "event": "start", "t": 100.0} for t in "ab"]
-    (run.path / "trial_info.jsonl").write_text("".join(json.dumps(s) + "\n" for s in starts))
-    folder = run.path / "tune" / "trial_a"
+    (run_dir.path / "trial_info.jsonl").write_text("".join(json.dumps(s) + "\n" for s in starts))
+    folder = run_dir.path / "tune" / "trial_a"
     folder.mkdir(parents=True)
     folder.joinpath("result.json").write_text("".join(json.dumps(
         {"trial_id": "a", "training_iteration": i, "time_total_s": i / 2, "composite": c}) + "\n"
         for i, c in ((1, 0.5), (2, 2.0), (3, 1.0))))  # fmt: skip
-    other = run.path / "tune" / "trial_b"
+    other = run_dir.path / "tune" / "trial_b"
     other.mkdir(parents=True)
     row = {"trial_id": "b", "training_iteration": 1, "time_total_s": 5.0, "composite": 0.1}
     other.joinpath("result.json").write_text(json.dumps(row) + "\n")
-    got = observations(run.path, problem, popen_t=100.0)
+    got = observations(run_dir.path, problem, popen_t=100.0)
     assert [r[2] for r in got] == [-0.5, -2.0, -1.0, -0.1]
     assert [r[4] for r in got] == [1, 2, 3, 1]
     # the best composite (2.0) is a new best value: its held-out regret; the others' are

@@ -57,8 +57,8 @@ def old_spec_json(tmp_path: Path) -> tuple[RunDir, str]:
 
 
 def test_an_old_spec_json_keeps_rays_rule_and_its_hash(tmp_path: Path) -> None:
-    run, recorded = old_spec_json(tmp_path)
-    spec = run.read_spec()
+    run_dir, recorded = old_spec_json(tmp_path)
+    spec = run_dir.read_spec()
     assert spec.scheduler.rung_rule is None  # type: ignore[union-attr]
     assert spec_hash(spec) == recorded
     assert not rank_brackets(spec)
@@ -78,8 +78,8 @@ def test_a_run_resumes_with_the_config_it_was_started_with(
 def test_an_old_run_resumes_with_its_original_config_and_keeps_rays_rule(
     tmp_path: Path,
 ) -> None:
-    run, _ = old_spec_json(tmp_path)
-    resumed = resumed_spec(run, run.read_spec(), parse_spec(asha_data()))
+    run_dir, _ = old_spec_json(tmp_path)
+    resumed = resumed_spec(run_dir, run_dir.read_spec(), parse_spec(asha_data()))
     assert not rank_brackets(resumed)
 
 

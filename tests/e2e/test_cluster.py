@@ -101,11 +101,11 @@ def _sweep(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str
     )  # fmt: skip
 
 
-def _check_run(run: RunDir) -> set[str]:
-    result = run.read_results()
+def _check_run(run_dir: RunDir) -> set[str]:
+    result = run_dir.read_results()
     assert len(result.trials) == 4
     assert all(t.status == "completed" for t in result.trials), [t.error for t in result.trials]
-    assert run.read_state()["status"] == "completed" and run.report_path.is_file()
+    assert run_dir.read_state()["status"] == "completed" and run_dir.report_path.is_file()
     return {t.node_id for t in result.trials if t.node_id}
 
 
@@ -117,9 +117,9 @@ def test_relative_data_path_runs_from_any_directory_locally(project: Path, tmp_p
         "--no-dashboard", PYTHONPATH=str(project),
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    run = RunDir(tmp_path / "runs" / "cluster")
-    _check_run(run)
-    spec = run.read_spec()
+    run_dir = RunDir(tmp_path / "runs" / "cluster")
+    _check_run(run_dir)
+    spec = run_dir.read_spec()
     assert spec.trainable_args["data"] == str((project / "data" / "points.csv").resolve())
 
 
@@ -133,10 +133,10 @@ def test_sweep_on_a_cluster_ships_the_user_code_and_spreads_trials(
         "--storage", str(tmp_path / "runs"), PYTHONPATH=str(project),
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    run = RunDir(tmp_path / "runs" / "cluster")
-    nodes = _check_run(run)
+    run_dir = RunDir(tmp_path / "runs" / "cluster")
+    nodes = _check_run(run_dir)
     assert nodes == set(cluster["nodes"])  # trials ran on both nodes
-    assert run.read_spec().trainable_args["data"] == str(project / "data" / "points.csv")
+    assert run_dir.read_spec().trainable_args["data"] == str(project / "data" / "points.csv")
 
 
 def test_gpus_with_a_cluster_is_explained(project: Path, cluster: dict[str, Any]) -> None:

@@ -89,7 +89,7 @@ def test_a_lost_node_costs_no_trial(tmp_path: Path, cluster: LoopbackCluster) ->
         seed=5,
     )
     (proj / "sweep.json").write_text(json.dumps(config))
-    run = RunDir(tmp_path / "runs" / "lost")
+    run_dir = RunDir(tmp_path / "runs" / "lost")
     env = sweep_env(PYTHONPATH=os.pathsep.join([str(REPO / "src"), str(proj)]))
     log = (tmp_path / "sweep.log").open("w")
     proc = subprocess.Popen(
@@ -101,11 +101,13 @@ def test_a_lost_node_costs_no_trial(tmp_path: Path, cluster: LoopbackCluster) ->
     try:
 
         def on_worker() -> str | None:
-            started = [r["trial_id"] for r in run.read_trial_info() if r.get("node_id") == worker]
+            started = [
+                r["trial_id"] for r in run_dir.read_trial_info() if r.get("node_id") == worker
+            ]
             return started[0] if started else None
 
         trial_id = _wait_for(on_worker, proc, "a trial started on the worker node")
-        tune_dir = run.path / "tune"
+        tune_dir = run_dir.path / "tune"
         _wait_for(
             lambda: list(tune_dir.glob(f"*{trial_id}*/checkpoint_000001")), proc,
             "the worker's trial checkpointed twice",
@@ -118,7 +120,7 @@ def test_a_lost_node_costs_no_trial(tmp_path: Path, cluster: LoopbackCluster) ->
         log.close()
     output = (tmp_path / "sweep.log").read_text()
     assert code == 0, output
-    result = run.read_results()
+    result = run_dir.read_results()
     assert sorted(t.index for t in result.trials) == [0, 1, 2]  # each trial once
     assert all(t.status == "completed" and t.iterations == STEPS for t in result.trials), output
     lost = next(t for t in result.trials if t.trial_id == trial_id)
@@ -127,11 +129,11 @@ def test_a_lost_node_costs_no_trial(tmp_path: Path, cluster: LoopbackCluster) ->
     assert all(not t.node_losses for t in result.trials if t.trial_id != trial_id)
     assert f"node lost: node {worker[:12]} died while trial {trial_id}" in output
     status = subprocess.run(
-        [*SWEEP, "status", str(run.path)], env=env, capture_output=True, text=True, timeout=60
+        [*SWEEP, "status", str(run_dir.path)], env=env, capture_output=True, text=True, timeout=60
     )
     assert f"died under trial {trial_id}" in status.stdout, status.stdout + status.stderr
     # The figure in benchmarks/BENCHMARKS.md ("A lost node"), printed with -s.
-    event = next(e for e in run.read_events() if e.get("event") == "node_lost")
+    event = next(e for e in run_dir.read_events() if e.get("event") == "node_lost")
     rows = [json.loads(line) for line in (tune_dir / f"trial_{trial_id}" / "result.json").open()]
     assert [r["training_iteration"] for r in rows] == list(range(1, STEPS + 1))  # each once
     again = next(r for r in rows if r["iterations_since_restore"] == 1 and r["resumed_from"])

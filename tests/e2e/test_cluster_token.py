@@ -139,10 +139,10 @@ def _no_token_in(root: Path, *outputs: str) -> None:
     assert leaks == []
 
 
-def _fingerprint(run: RunDir) -> dict[str, str]:
+def _fingerprint(run_dir: RunDir) -> dict[str, str]:
     return {
-        str(p.relative_to(run.path)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(run.path.rglob("*"))
+        str(p.relative_to(run_dir.path)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(run_dir.path.rglob("*"))
         if p.is_file()
     }
 
@@ -189,29 +189,29 @@ def token_run(
 def test_sweep_run_with_the_token_runs_and_keeps_it_out_of_everything(
     token_run: tuple[RunDir, int, str],
 ) -> None:
-    run, code, output = token_run
+    run_dir, code, output = token_run
     assert code == 0, output
-    result = run.read_results()
+    result = run_dir.read_results()
     assert [t.status for t in result.trials] == ["completed", "completed"]
-    _no_token_in(run.path, output)
+    _no_token_in(run_dir.path, output)
 
 
 def test_sweep_resume_needs_the_token_too(
     cluster: TokenCluster, token_run: tuple[RunDir, int, str]
 ) -> None:
-    run, code, _ = token_run
+    run_dir, code, _ = token_run
     assert code == 0
-    before = _fingerprint(run)
+    before = _fingerprint(run_dir)
     _refused_all(
-        cluster, ["no token", "wrong token"], "resume", str(run.path), "--num-samples", "3"
+        cluster, ["no token", "wrong token"], "resume", str(run_dir.path), "--num-samples", "3"
     )
-    assert _fingerprint(run) == before  # not a byte of the run changed
+    assert _fingerprint(run_dir) == before  # not a byte of the run changed
     code, output = _sweep(
-        cluster, cluster.with_token(), "resume", str(run.path), "--num-samples", "3"
+        cluster, cluster.with_token(), "resume", str(run_dir.path), "--num-samples", "3"
     )
     assert code == 0, output
-    assert len(run.read_results().trials) == 3
-    _no_token_in(run.path, output)
+    assert len(run_dir.read_results().trials) == 3
+    _no_token_in(run_dir.path, output)
 
 
 def _job(cluster: TokenCluster, env: dict[str, str], storage: Path) -> str:
@@ -232,6 +232,6 @@ def test_a_ray_job_is_submitted_only_with_the_token_and_its_sweep_runs(
     output = _job(cluster, cluster.with_token(), storage)
     assert output.startswith("exit code 0\n"), output
     assert "[2/2]" in output  # the job's log has the trial lines
-    run = RunDir(storage / "token")
-    assert [t.status for t in run.read_results().trials] == ["completed", "completed"]
-    _no_token_in(run.path, output)
+    run_dir = RunDir(storage / "token")
+    assert [t.status for t in run_dir.read_results().trials] == ["completed", "completed"]
+    _no_token_in(run_dir.path, output)

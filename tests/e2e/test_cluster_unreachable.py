@@ -38,11 +38,11 @@ def config(tmp_path: Path) -> Path:
 @pytest.fixture()
 def interrupted_run(tmp_path: Path, config: Path) -> RunDir:
     """A run directory as a run interrupted before its first trial leaves it."""
-    run = RunDir(tmp_path / "made" / "unreachable")
-    run.create()
-    run.write_spec(load_run_spec(RunOptions(config=config)))
-    run.mark("interrupted")
-    return run
+    run_dir = RunDir(tmp_path / "made" / "unreachable")
+    run_dir.create()
+    run_dir.write_spec(load_run_spec(RunOptions(config=config)))
+    run_dir.mark("interrupted")
+    return run_dir
 
 
 def _files(root: Path) -> dict[str, str]:

@@ -81,15 +81,15 @@ def _get(url: str, token: str | None) -> int:
         return int(exc.code)
 
 
-def _ended(run: RunDir) -> bool:
-    return any(e.get("event") == "ended" for e in run.read_events())
+def _ended(run_dir: RunDir) -> bool:
+    return any(e.get("event") == "ended" for e in run_dir.read_events())
 
 
 def test_dashboard_on_loopback_with_token_auth_and_live_status(tmp_path: Path) -> None:
-    proc, run = _start(tmp_path)
-    _wait("the dashboard URL", lambda: "dashboard_url" in run.read_state(), proc)
-    _wait("a finished trial", lambda: _ended(run), proc)
-    url = run.read_state()["dashboard_url"]
+    proc, run_dir = _start(tmp_path)
+    _wait("the dashboard URL", lambda: "dashboard_url" in run_dir.read_state(), proc)
+    _wait("a finished trial", lambda: _ended(run_dir), proc)
+    url = run_dir.read_state()["dashboard_url"]
     port = int(url.rsplit(":", 1)[1])
     assert url.startswith("http://127.0.0.1:")
     token = (Path.home() / ".ray" / "auth_token").read_text().strip()
@@ -103,7 +103,7 @@ def test_dashboard_on_loopback_with_token_auth_and_live_status(tmp_path: Path) -
     assert listening == {"127.0.0.1"}
 
     status = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "raysweep.cli", "status", str(run.path),
+        [sys.executable, "-X", "importtime", "-m", "raysweep.cli", "status", str(run_dir.path),
          "--json"],
         cwd=REPO, env=_env(), capture_output=True, text=True, timeout=60,
     )  # fmt: skip
@@ -120,7 +120,7 @@ def test_dashboard_on_loopback_with_token_auth_and_live_status(tmp_path: Path) -
     assert info["dashboard_url"] == url and info["elapsed_s"] is not None
 
     text = subprocess.run(
-        [sys.executable, "-m", "raysweep.cli", "status", str(run.path)],
+        [sys.executable, "-m", "raysweep.cli", "status", str(run_dir.path)],
         cwd=REPO, env=_env(), capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert "dash: running" in text.stdout and "best: loss=" in text.stdout
@@ -131,7 +131,7 @@ def test_dashboard_on_loopback_with_token_auth_and_live_status(tmp_path: Path) -
     assert "ssh -N -L" in out
     final = json.loads(
         subprocess.run(
-            [sys.executable, "-m", "raysweep.cli", "status", str(run.path), "--json"],
+            [sys.executable, "-m", "raysweep.cli", "status", str(run_dir.path), "--json"],
             cwd=REPO, env=_env(), capture_output=True, text=True, timeout=60,
         ).stdout
     )  # fmt: skip
@@ -167,15 +167,15 @@ def side_runs(
 def test_no_dashboard_starts_none(
     side_runs: dict[str, tuple[subprocess.Popen[str], RunDir]],
 ) -> None:
-    proc, run = side_runs["none"]
+    proc, run_dir = side_runs["none"]
     out = _finish(proc)
-    assert "dashboard_url" not in run.read_state() and "Ray dashboard" not in out
+    assert "dashboard_url" not in run_dir.read_state() and "Ray dashboard" not in out
 
 
 def test_dashboard_beyond_loopback_is_warned_about(
     side_runs: dict[str, tuple[subprocess.Popen[str], RunDir]],
 ) -> None:
-    proc, run = side_runs["beyond loopback"]
+    proc, run_dir = side_runs["beyond loopback"]
     out = _finish(proc)
     assert "WARNING: the Ray dashboard listens on 0.0.0.0" in out
-    assert any("0.0.0.0" in w for w in run.read_manifest()["warnings"])
+    assert any("0.0.0.0" in w for w in run_dir.read_manifest()["warnings"])

@@ -59,7 +59,7 @@ class Done:
     code: int
     out: str
     err: str
-    run: RunDir
+    run_dir: RunDir
 
 
 def sweep_run(work: Path, config: dict[str, Any], pythonpath: tuple[Path, ...] = ()) -> Done:
@@ -127,12 +127,12 @@ def test_fx_bars_as_they_come_run_start_to_end_with_their_summary_on_screen(fx: 
         'at a time); for the whole sweep to repeat, set "reproducibility": {"strict": true}'
     ]
     assert "Traceback" not in fx.out + fx.err
-    log = fx.run.log_path.read_text()
+    log = fx.run_dir.log_path.read_text()
     assert SUMMARY_HEAD in log and folds[0] in log and scope[0] in log
-    data = fx.run.read_manifest()["data"]
+    data = fx.run_dir.read_manifest()["data"]
     assert data["bars"] == 3000 and data["gaps"] == 25 and data["interval"] == "0 days 01:00:00"
     assert [f["validation"] for f in data["folds"]][2] == ["2005-01-12 04:00", "2005-02-09 23:00"]
-    assert fx.run.read_manifest()["reproducibility"]["scope"] == scope[0]
+    assert fx.run_dir.read_manifest()["reproducibility"]["scope"] == scope[0]
 
 
 def test_the_progress_lines_say_what_results_json_says(fx: Done) -> None:
@@ -141,7 +141,7 @@ def test_the_progress_lines_say_what_results_json_says(fx: Done) -> None:
         if line.startswith("[") and "/4] " in line:
             _, trial_id, status, *_ = line.split()
             said[trial_id] = status
-    recorded = {t.trial_id: t.status for t in fx.run.read_results().trials}
+    recorded = {t.trial_id: t.status for t in fx.run_dir.read_results().trials}
     assert said == recorded and set(said.values()) <= {"completed", "stopped"}
     counts = {s: list(recorded.values()).count(s) for s in ("completed", "stopped")}
     summary = f"Trials: 4 total, {counts['completed']} completed, {counts['stopped']} stopped"
@@ -151,7 +151,7 @@ def test_the_progress_lines_say_what_results_json_says(fx: Done) -> None:
 def test_too_few_trades_in_the_best_trial_is_said_at_the_end_in_results_and_reports(
     fx: Done,
 ) -> None:
-    result = fx.run.read_results()
+    result = fx.run_dir.read_results()
     best = result.best()
     assert best is not None
     (warning,) = result.warnings
@@ -162,8 +162,8 @@ def test_too_few_trades_in_the_best_trial_is_said_at_the_end_in_results_and_repo
     )
     before_results = fx.out[: fx.out.index("Results: ")]
     assert before_results.rstrip().endswith(f"warning: {warning}")
-    assert f"warning: {warning}" in fx.run.report_path.read_text()
-    assert warning.split(":")[0] in fx.run.html_report_path.read_text()
+    assert f"warning: {warning}" in fx.run_dir.report_path.read_text()
+    assert warning.split(":")[0] in fx.run_dir.html_report_path.read_text()
 
 
 def test_validate_says_the_same_before_anything_runs(work: Path, fx_config: dict[str, Any]) -> None:
@@ -178,7 +178,7 @@ def test_validate_says_the_same_before_anything_runs(work: Path, fx_config: dict
 
 
 def test_status_prints_the_best_config_as_json(fx: Done) -> None:
-    done = run_sweep_cli("status", str(fx.run.path))
+    done = run_sweep_cli("status", str(fx.run_dir.path))
     line = next(x for x in done.stdout.splitlines() if x.startswith("best config: "))
     config = json.loads(line.removeprefix("best config: "))
     assert all(len(repr(v)) <= 12 for v in config.values() if isinstance(v, float)), config
@@ -207,15 +207,14 @@ def test_a_metric_never_reported_ends_in_one_line_naming_what_was(misnamed: Done
 
 
 def test_status_of_the_failed_run_says_what_failed_and_what_to_do(misnamed: Done) -> None:
-    done = run_sweep_cli("status", str(misnamed.run.path))
+    done = run_sweep_cli("status", str(misnamed.run_dir.path))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "los: failed"
     assert lines[1].startswith("error: MetricNotReported: metric: 'los' was not in what trial")
     advice = next(line for line in lines if line.startswith("what to do: "))
-    assert f"sweep run --config {misnamed.run.path.parent.parent / 'los.json'} --name los-2" in (
-        advice
-    )
+    config = misnamed.run_dir.path.parent.parent / "los.json"
+    assert f"sweep run --config {config} --name los-2" in advice
 
 
 @pytest.mark.parametrize(
@@ -235,7 +234,7 @@ def test_read_only_commands_stop_quietly_when_the_reader_has_gone(
     fx: Done, work: Path, args: tuple[str, ...]
 ) -> None:
     """`sweep status RUN | head -3` ended in a BrokenPipeError traceback."""
-    where = {"run": str(fx.run.path), "storage": str(fx.run.path.parent),
+    where = {"run": str(fx.run_dir.path), "storage": str(fx.run_dir.path.parent),
              "config": str(work / "fx.json")}  # fmt: skip
     read, write = os.pipe()
     os.close(read)  # the reader is gone before the command writes a byte

@@ -48,11 +48,11 @@ def test_tensorboard_event_files_per_trial_hold_the_metric(logged_run: tuple[Run
     pytest.importorskip("tensorboard", reason="pip install 'raysweep[tensorboard]'")
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    run, _ = logged_run
-    result = run.read_results()
-    curves = run.trial_curves("loss")
+    run_dir, _ = logged_run
+    result = run_dir.read_results()
+    curves = run_dir.trial_curves("loss")
     for trial in result.trials:
-        folder = run.path / "tune" / f"trial_{trial.trial_id}"
+        folder = run_dir.path / "tune" / f"trial_{trial.trial_id}"
         assert list(folder.glob("events.out.tfevents.*")), f"no event file in {folder}"
         events = EventAccumulator(str(folder))
         events.Reload()
@@ -61,7 +61,7 @@ def test_tensorboard_event_files_per_trial_hold_the_metric(logged_run: tuple[Run
         assert [round(s.value, 4) for s in scalars] == [
             round(v, 4) for _, v in curves[trial.trial_id]
         ]
-    assert run.has_results() and run.html_report_path.is_file()  # the run directory as ever
+    assert run_dir.has_results() and run_dir.html_report_path.is_file()  # the run directory as ever
 
 
 def test_mlflow_has_one_run_per_trial_with_params_and_metrics(
@@ -70,8 +70,8 @@ def test_mlflow_has_one_run_per_trial_with_params_and_metrics(
     pytest.importorskip("mlflow", reason="pip install 'raysweep[mlflow]'")
     from mlflow.tracking import MlflowClient
 
-    run, tracking = logged_run
-    result = run.read_results()
+    run_dir, tracking = logged_run
+    result = run_dir.read_results()
     with pytest.MonkeyPatch.context() as env:
         env.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
         client = MlflowClient(tracking_uri=tracking)

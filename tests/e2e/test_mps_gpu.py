@@ -109,11 +109,11 @@ def test_the_sweep_starts_and_stops_its_daemon(tmp_path: Path, sweeps: Sweeps) -
     started = STARTED.search(output)
     assert started, output[-4000:]
     assert not pid_alive(int(started.group(1)))  # stopped at the end
-    run = RunDir(tmp_path / "daemon")
-    assert not run.mps_record_path.exists()
-    repro = json.loads(run.manifest_path.read_text())
+    run_dir = RunDir(tmp_path / "daemon")
+    assert not run_dir.mps_record_path.exists()
+    repro = json.loads(run_dir.manifest_path.read_text())
     assert repro["gpu_sharing"] == {"requested": "mps", "used": "mps", "note": None}
-    trials = run.read_results().trials
+    trials = run_dir.read_results().trials
     assert [t.status for t in trials] == ["completed", "completed"]
     assert all(t.last["mps_threads"] == 25.0 for t in trials)
 
@@ -125,25 +125,25 @@ def test_resume_after_kill_9_cleans_up_and_finishes(tmp_path: Path, sweeps: Swee
     config_data = json.loads(config.read_text())
     config_data["space"]["hold_s"] = 3.0
     config.write_text(json.dumps(config_data))
-    run = RunDir(tmp_path / "killed")
+    run_dir = RunDir(tmp_path / "killed")
     driver = sweeps.start("run", "--config", str(config), "--storage", str(tmp_path),
                           "--gpus", "0")  # fmt: skip
     deadline = time.monotonic() + 180
-    while not (run.mps_record_path.exists() and run.trial_info_path.exists()):
+    while not (run_dir.mps_record_path.exists() and run_dir.trial_info_path.exists()):
         assert driver.poll() is None, sweeps.output(driver)[-4000:]
         assert time.monotonic() < deadline, "no trial started"
         time.sleep(0.1)
-    daemon = int(json.loads(run.mps_record_path.read_text())["pid"])
+    daemon = int(json.loads(run_dir.mps_record_path.read_text())["pid"])
     os.kill(driver.pid, signal.SIGKILL)  # the driver alone: its daemon outlives it
     driver.wait()
-    code, output = sweeps.run("resume", str(run.path), "--gpus", "0", timeout=300)
+    code, output = sweeps.run("resume", str(run_dir.path), "--gpus", "0", timeout=300)
     assert code == 0, output[-4000:]
     assert not pid_alive(daemon)
     if f"stopped a stale MPS daemon (pid {daemon})" not in output:
         assert "GPU sharing: NVIDIA MPS" in output  # it had died with the driver's group
     restarted = STARTED.search(output)
     assert restarted and not pid_alive(int(restarted.group(1)))
-    assert not run.mps_record_path.exists()
-    trials = run.read_results().trials
+    assert not run_dir.mps_record_path.exists()
+    trials = run_dir.read_results().trials
     assert len(trials) == 6 and {t.status for t in trials} == {"completed"}
     assert sorted(t.index for t in trials) == list(range(6))

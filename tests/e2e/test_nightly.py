@@ -215,19 +215,19 @@ def test_a_successful_night_leaves_run_log_export_and_history(two_nights: TwoNig
     code, out = two_nights.first
     assert code == 0, out
     group = two_nights.nights
-    run = group.runs()[0]
-    assert run.effective_status() == "completed" and len(run.read_results().trials) == 3
+    run_dir = group.runs()[0]
+    assert run_dir.effective_status() == "completed" and len(run_dir.read_results().trials) == 3
     logs = sorted(group.log_dir.glob("nightly_*.log"))
     assert logs and "night over: succeeded (exit 0)" in logs[0].read_text()
-    assert f"starting {Path('sweep_logs') / run.name}" in logs[0].read_text()
+    assert f"starting {Path('sweep_logs') / run_dir.name}" in logs[0].read_text()
     export = two_nights.first_export
-    best = run.read_best()
+    best = run_dir.read_best()
     assert best is not None and export["configurations"][0] == best["config"]
     assert len(export["configurations"]) == 3
     assert (export["metric"], export["mode"], export["value"]) == ("loss", "min", best["value"])
-    assert export["run"] == run.name and export["generated_at"].endswith("Z")
+    assert export["run"] == run_dir.name and export["generated_at"].endswith("Z")
     first = group.history()[0]
-    assert first["run"] == run.name and first["status"] == "succeeded"
+    assert first["run"] == run_dir.name and first["status"] == "succeeded"
     assert first["trials"] == 3 and first["best"] == best["value"]
 
 
@@ -294,7 +294,7 @@ def test_sweep_history_shows_the_nights_in_order_with_their_change(
 class Killed:
     nights: Nights
     second: tuple[int, str, float]
-    run: RunDir
+    run_dir: RunDir
     runs_after_overlap: int  # run directories once night B has exited and A is killed
     history_after_overlap: bool  # whether history.jsonl existed then
     status_after_kill: str  # the run's effective status before the night after
@@ -329,14 +329,14 @@ def killed(tmp_path_factory: pytest.TempPathFactory, ray_tmp: str) -> Iterator[K
     sweep_config(work, num_samples=4, sleep_s=1.0)
     first = group.start()
     deadline = time.monotonic() + 180
-    run: RunDir | None = None
+    run_dir: RunDir | None = None
     while time.monotonic() < deadline and first.poll() is None:
         runs = group.runs()
         if runs and any(e.get("event") != "start" for e in runs[0].read_events()):
-            run = runs[0]
+            run_dir = runs[0]
             break  # one trial has ended, the others have not
         time.sleep(0.2)
-    if run is None:
+    if run_dir is None:
         group.close()
         pytest.fail(f"night A never got a trial done: {first.communicate()[0]}")
     began = time.monotonic()
@@ -346,10 +346,10 @@ def killed(tmp_path_factory: pytest.TempPathFactory, ray_tmp: str) -> Iterator[K
     wait_for_lock(group.log_dir / ".nightly.lock")  # the killed processes finish dying
     runs_after_overlap = len(group.runs())
     history_after_overlap = (group.log_dir / "history.jsonl").exists()
-    status_after_kill = run.effective_status()
+    status_after_kill = run_dir.effective_status()
     night_after = Outcome(group.run)
     yield Killed(
-        group, second, run, runs_after_overlap, history_after_overlap, status_after_kill,
+        group, second, run_dir, runs_after_overlap, history_after_overlap, status_after_kill,
         night_after,
     )  # fmt: skip
     settle({"night after": night_after})
@@ -366,17 +366,17 @@ def test_an_overlapping_night_exits_0_at_once_and_runs_nothing(killed: Killed) -
 
 
 def test_the_night_after_a_sigkill_resumes_that_run(killed: Killed) -> None:
-    group, run = killed.nights, killed.run
+    group, run_dir = killed.nights, killed.run_dir
     assert killed.status_after_kill == "crashed"
     code, out = killed.night_after.result()
     assert code == 0, out
-    assert f"resuming the unfinished run {Path('sweep_logs') / run.name}" in out
-    assert group.runs() == [run]  # no new run directory
-    trials = run.read_results().trials
+    assert f"resuming the unfinished run {Path('sweep_logs') / run_dir.name}" in out
+    assert group.runs() == [run_dir]  # no new run directory
+    trials = run_dir.read_results().trials
     assert len(trials) == 4 and sorted(t.index for t in trials) == [0, 1, 2, 3]
-    assert run.effective_status() == "completed"
+    assert run_dir.effective_status() == "completed"
     (line,) = group.history()
-    assert line["run"] == run.name and line["resumed"] and line["status"] == "succeeded"
+    assert line["run"] == run_dir.name and line["resumed"] and line["status"] == "succeeded"
 
 
 # -- failing nights ---------------------------------------------------------------------
@@ -439,8 +439,8 @@ def test_a_night_whose_cluster_never_answers_fails_alerting_and_the_next_night_r
     wait_for_lock(nights.log_dir / ".nightly.lock", timeout=5)  # released with the night
     code, out = nights.run()  # the next night, on the local Ray
     assert code == 0, out
-    (run,) = nights.runs()
-    assert run.effective_status() == "completed"
+    (run_dir,) = nights.runs()
+    assert run_dir.effective_status() == "completed"
     assert [n["status"] for n in nights.history()] == ["failed", "succeeded"]
 
 
@@ -459,17 +459,17 @@ def test_an_undeliverable_notification_never_hides_the_exit_code(nights: Nights)
 
 def fake_run(log_dir: Path, name: str, status: str, days_old: float) -> Path:
     """A run directory left by an earlier night (status only), aged with touch."""
-    run = RunDir(log_dir / name)
-    run.path.mkdir(parents=True)
-    run.mark("running")
+    run_dir = RunDir(log_dir / name)
+    run_dir.path.mkdir(parents=True)
+    run_dir.mark("running")
     if status == "crashed":
         dead = subprocess.Popen(["true"])
         dead.wait()
-        run.update_state(pid=dead.pid)
+        run_dir.update_state(pid=dead.pid)
     else:
-        run.mark(status)  # type: ignore[arg-type]
-    subprocess.run(["touch", "-d", f"{days_old} days ago", str(run.path)], check=True)
-    return run.path
+        run_dir.mark(status)  # type: ignore[arg-type]
+    subprocess.run(["touch", "-d", f"{days_old} days ago", str(run_dir.path)], check=True)
+    return run_dir.path
 
 
 def test_rotation_removes_old_runs_but_keeps_newest_success_and_unfinished(

@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def finished_run(path: Path, trials: int = 5) -> RunDir:
     """A finished run directory written through RunDir, as the driver writes it."""
-    run = RunDir(path)
+    run_dir = RunDir(path)
     path.mkdir(parents=True)
     spec = parse_spec(
         quadratic_sweep(
@@ -29,9 +29,9 @@ def finished_run(path: Path, trials: int = 5) -> RunDir:
             seed=0,
         )
     )
-    run.write_spec(spec)
-    run.mark("running")
-    run.set_parts([Part("tune", trials)])
+    run_dir.write_spec(spec)
+    run_dir.mark("running")
+    run_dir.set_parts([Part("tune", trials)])
     records = [
         TrialRecord(
             trial_id=f"t{i:05d}",
@@ -46,10 +46,10 @@ def finished_run(path: Path, trials: int = 5) -> RunDir:
         for i in range(trials)
     ]
     result = SweepResult(name=path.name, metric="loss", mode="min", trials=records)
-    run.write_results(result)
-    run.write_report("report\n")
-    run.mark("completed", exit_code=0)
-    return run
+    run_dir.write_results(result)
+    run_dir.write_report("report\n")
+    run_dir.mark("completed", exit_code=0)
+    return run_dir
 
 
 def _imported_modules(*args: str) -> tuple[str, set[str]]:
@@ -68,11 +68,11 @@ def _imported_modules(*args: str) -> tuple[str, set[str]]:
 
 @pytest.mark.parametrize("command", ["status", "best", "list", "report"])
 def test_read_only_command_imports_no_ray(tmp_path: Path, command: str) -> None:
-    run = finished_run(tmp_path / "runs" / "done")
+    run_dir = finished_run(tmp_path / "runs" / "done")
     args = (
-        ["list", "--storage", str(run.path.parent)]
+        ["list", "--storage", str(run_dir.path.parent)]
         if command == "list"
-        else [command, str(run.path)]
+        else [command, str(run_dir.path)]
     )
     out, modules = _imported_modules(*args)
     assert "raysweep.views" in modules  # the measurement saw the command's imports

@@ -156,9 +156,11 @@ def extended_run(
         scheduler={"type": "asha", "max_t": 8, "grace_period": 2},
         seed=7,
     )
-    run, out = RunDir(run_in_process(tmp, config)), io.StringIO()
-    assert api.resume_sweep(run.path, api.RunOptions(num_samples=8), out=out) == 0, out.getvalue()
-    return run
+    run_dir, out = RunDir(run_in_process(tmp, config)), io.StringIO()
+    assert api.resume_sweep(run_dir.path, api.RunOptions(num_samples=8), out=out) == 0, (
+        out.getvalue()
+    )
+    return run_dir
 
 
 @pytest.fixture(scope="module")

@@ -55,8 +55,8 @@ def test_pareto_front_matches_brute_force(
         },
         seed=5,
     )
-    run = RunDir(run_in_process(tmp_path, data))
-    trials = json.loads(run.results_path.read_text())["trials"]
+    run_dir = RunDir(run_in_process(tmp_path, data))
+    trials = json.loads(run_dir.results_path.read_text())["trials"]
     assert len(trials) == 10
     points = {
         t["trial_id"]: (t["last"]["sharpe"], t["last"]["max_drawdown"])
@@ -75,14 +75,14 @@ def test_pareto_front_matches_brute_force(
     assert {t["trial_id"] for t in trials if t.get("pareto_optimal")} == front
     assert all(t["pareto_optimal"] is (t["trial_id"] in front) for t in trials)
 
-    listed = json.loads(best_text(run))
+    listed = json.loads(best_text(run_dir))
     assert listed["objectives"] == [{"metric": "sharpe", "mode": "max"},
                                     {"metric": "max_drawdown", "mode": "min"}]  # fmt: skip
     assert {t["trial_id"] for t in listed["pareto_front"]} == front
     sharpes = [t["values"]["sharpe"] for t in listed["pareto_front"]]
     assert sharpes == sorted(sharpes, reverse=True)
 
-    report = run.report_path.read_text()
+    report = run_dir.report_path.read_text()
     assert f"Pareto front ({len(front)} trials) on sharpe (max), max_drawdown (min):" in report
-    html = run.html_report_path.read_text()
+    html = run_dir.html_report_path.read_text()
     assert 'id="plot-pareto"' in html and "Pareto-optimal" in html

@@ -59,9 +59,9 @@ def run_contract_sweep(
     return sweep_in_process(tmp_path, data, dashboard=False, **options)
 
 
-def trials_by_index(run: RunDir) -> dict[int, tuple[Any, ...]]:
+def trials_by_index(run_dir: RunDir) -> dict[int, tuple[Any, ...]]:
     """Per trial index: config, seed, last metrics, best metric and status (results.json)."""
-    trials = json.loads(run.results_path.read_text())["trials"]
+    trials = json.loads(run_dir.results_path.read_text())["trials"]
     return {
         t["index"]: (t["config"], t["seed"], t["last"], t["best_metric"], t["status"])
         for t in trials

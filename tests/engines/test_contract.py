@@ -43,9 +43,9 @@ def test_ray_and_local_agree_index_by_index_at_one_slot(
     for engine in ("ray", "local"):
         data = contract_sweep(f"{algorithm}-{scheduler}-{engine}", algorithm, scheduler, engine,
                               **SEEDS.get(algorithm, {}))  # fmt: skip
-        code, run, out = run_contract_sweep(tmp_path, data)
+        code, run_dir, out = run_contract_sweep(tmp_path, data)
         assert code == 0, out
-        runs[engine] = trials_by_index(run)
+        runs[engine] = trials_by_index(run_dir)
     assert len(runs["local"]) == 4
     assert runs["ray"] == runs["local"]
     statuses = [trial[4] for trial in runs["local"].values()]
@@ -94,9 +94,9 @@ def test_ray_and_local_agree_in_strict_mode_at_two_slots(
                               reproducibility={"strict": True, "batch_size": 2,
                                                "strict_schedule": schedule})  # fmt: skip
         data["search"]["max_concurrent"] = 2
-        code, run, out = run_contract_sweep(tmp_path, data)
+        code, run_dir, out = run_contract_sweep(tmp_path, data)
         assert code == 0, out
-        runs[engine] = trials_by_index(run)
+        runs[engine] = trials_by_index(run_dir)
     assert len(runs["local"]) == 4
     assert runs["ray"] == runs["local"]
     if scheduler == "asha":  # strict ASHA decided something: its decisions are compared

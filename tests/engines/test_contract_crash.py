@@ -48,29 +48,31 @@ def drivers(tmp_path: Path) -> Iterator[Sweeps]:
     sweeps.close()
 
 
-def ended(run: RunDir) -> dict[int, list[float]]:
+def ended(run_dir: RunDir) -> dict[int, list[float]]:
     """index -> the metric of every `ended` event written for it (a rerun adds one)."""
     found: dict[int, list[float]] = {}
-    for event in run.read_events():
+    for event in run_dir.read_events():
         if event.get("event") == "ended":
             found.setdefault(event["index"], []).append(event["val_loss"])
     return found
 
 
-def started(run: RunDir, index: int) -> Callable[[], bool]:
+def started(run_dir: RunDir, index: int) -> Callable[[], bool]:
     """Whether the trial of ``index`` has started (a `start` event names it)."""
-    return lambda: any(e.get("event") == "start" and e["index"] == index for e in run.read_events())
+    return lambda: any(
+        e.get("event") == "start" and e["index"] == index for e in run_dir.read_events()
+    )
 
 
 def interrupt(
-    drivers: Sweeps, proc: subprocess.Popen[str], run: RunDir, signum: int = signal.SIGTERM
+    drivers: Sweeps, proc: subprocess.Popen[str], run_dir: RunDir, signum: int = signal.SIGTERM
 ) -> None:
     """Signal ``proc``: a graceful stop, exit 130, state saved as interrupted."""
     proc.send_signal(signum)
     code, out = drivers.wait(proc, timeout=90)
     assert code == 130, out
-    assert f"continue with: sweep resume {run.path}" in out, out
-    state = run.read_state()
+    assert f"continue with: sweep resume {run_dir.path}" in out, out
+    state = run_dir.read_state()
     assert (state["status"], state["signal"]) == ("interrupted", signal.Signals(signum).name)
 
 
@@ -84,33 +86,33 @@ def test_killed_or_signalled_at_several_points_then_resumed_equals_uninterrupted
     uninterrupted = tmp_path / "uninterrupted"
     whole = drivers.start("run", "--config", str(config), "--storage", str(uninterrupted),
                           "--no-dashboard")  # fmt: skip
-    run = RunDir(tmp_path / "runs" / data["name"])
-    storage = str(run.path.parent)
+    run_dir = RunDir(tmp_path / "runs" / data["name"])
+    storage = str(run_dir.path.parent)
     kept: dict[int, list[float]] = {}  # trials that ended before a kill: kept as they were
 
     # 1. Ctrl-C (SIGINT) a second after the start, in the imports.
     first = drivers.start("run", "--config", str(config), "--storage", storage)
     time.sleep(1)
     assert first.poll() is None, drivers.output(first)
-    interrupt(drivers, first, run, signal.SIGINT)
+    interrupt(drivers, first, run_dir, signal.SIGINT)
 
     # 2. Resume, SIGTERM once it says what it runs: on the Ray engine, while Ray starts
     #    (whose own SIGTERM handler once ended such a run as failed with exit 15).
-    second = drivers.start("resume", str(run.path))
+    second = drivers.start("resume", str(run_dir.path))
     header = f"Sweep {data['name']!r}: {NUM_SAMPLES} trials"
     wait_for("the sweep's first line", lambda: header in drivers.output(second), second)
-    interrupt(drivers, second, run)
-    kept.update(ended(run))
+    interrupt(drivers, second, run_dir)
+    kept.update(ended(run_dir))
 
     # 3. Resume, SIGKILL the whole tree once the first trial has started.
-    third = drivers.start("resume", str(run.path))
-    wait_for("trial #0 starts", started(run, 0), third)
+    third = drivers.start("resume", str(run_dir.path))
+    wait_for("trial #0 starts", started(run_dir, 0), third)
     drivers.kill_group(third)
-    kept.update(ended(run))
+    kept.update(ended(run_dir))
     assert len(kept) < NUM_SAMPLES, "the sweep ended before the kill"
-    code, out = drivers.run("status", str(run.path))
+    code, out = drivers.run("status", str(run_dir.path))
     assert code == 0 and "crashed" in out and "sweep resume" in out, out
-    code, out = drivers.run("status", str(run.path), "--json")
+    code, out = drivers.run("status", str(run_dir.path), "--json")
     status = json.loads(out)
     assert code == 0 and status["status"] == "crashed", out
     if engine == "local":  # counted from its journal, which has every ended trial
@@ -119,33 +121,35 @@ def test_killed_or_signalled_at_several_points_then_resumed_equals_uninterrupted
 
     # 4. Resume; a second driver on the run is refused naming the first one's pid;
     #    then SIGKILL the driver alone once trial #2 has started.
-    fourth = drivers.start("resume", str(run.path))
-    wait_for("the resume holds the lock", lambda: run.read_state().get("pid") == fourth.pid, fourth)
-    code, out = drivers.run("resume", str(run.path))
+    fourth = drivers.start("resume", str(run_dir.path))
+    wait_for(
+        "the resume holds the lock", lambda: run_dir.read_state().get("pid") == fourth.pid, fourth
+    )
+    code, out = drivers.run("resume", str(run_dir.path))
     assert code == 2 and f"pid {fourth.pid}" in out, out
     code, out = drivers.run("run", "--config", str(config), "--storage", storage, "--resume")
     assert code == 2 and f"pid {fourth.pid}" in out, out
-    code, out = drivers.run("status", str(run.path))
+    code, out = drivers.run("status", str(run_dir.path))
     assert f"running (driver pid {fourth.pid}" in out, out
-    wait_for("trial #2 starts", started(run, 2), fourth)
+    wait_for("trial #2 starts", started(run_dir, 2), fourth)
     os.kill(fourth.pid, signal.SIGKILL)
     fourth.wait()
-    kept.update(ended(run))
+    kept.update(ended(run_dir))
     assert "Traceback" not in drivers.output(fourth)  # unaffected by the refused ones
     assert "error:" not in drivers.output(fourth)
 
     # 5. Resume, SIGTERM once trial #3 has started.
-    fifth = drivers.start("resume", str(run.path))
-    wait_for("trial #3 starts", started(run, 3), fifth)
-    interrupt(drivers, fifth, run)
-    kept.update(ended(run))
-    code, out = drivers.run("status", str(run.path))
+    fifth = drivers.start("resume", str(run_dir.path))
+    wait_for("trial #3 starts", started(run_dir, 3), fifth)
+    interrupt(drivers, fifth, run_dir)
+    kept.update(ended(run_dir))
+    code, out = drivers.run("status", str(run_dir.path))
     assert "interrupted by SIGTERM" in out, out
 
     # 6. Resume and SIGKILL the tree once the last trial has started.
-    sixth = drivers.start("resume", str(run.path))
-    wait_for("the last trial starts", started(run, NUM_SAMPLES - 1), sixth)
-    kept.update(ended(run))
+    sixth = drivers.start("resume", str(run_dir.path))
+    wait_for("the last trial starts", started(run_dir, NUM_SAMPLES - 1), sixth)
+    kept.update(ended(run_dir))
     assert NUM_SAMPLES - 1 not in kept
     drivers.kill_group(sixth)
 
@@ -153,24 +157,24 @@ def test_killed_or_signalled_at_several_points_then_resumed_equals_uninterrupted
     code, out = drivers.wait(whole, timeout=300)
     assert code == 0, out
     reference = RunDir(uninterrupted / data["name"])
-    code, out = drivers.run("resume", str(run.path))
+    code, out = drivers.run("resume", str(run_dir.path))
     assert code == 0, out
     assert "drew other configs" not in out  # a replayed searcher suggests as it did
-    final = json.loads(run.results_path.read_text())["trials"]
+    final = json.loads(run_dir.results_path.read_text())["trials"]
     assert len({t["trial_id"] for t in final}) == len(final) == NUM_SAMPLES
-    assert trials_by_index(run) == trials_by_index(reference)
+    assert trials_by_index(run_dir) == trials_by_index(reference)
     for index, values in kept.items():
-        assert {*values} == {trials_by_index(run)[index][2]["val_loss"]}, f"#{index} changed"
+        assert {*values} == {trials_by_index(run_dir)[index][2]["val_loss"]}, f"#{index} changed"
     if engine == "local":  # its journal keeps every ended trial: none runs twice
         assert "finished trial(s) kept" in out
-        ends = [e["trial_id"] for e in run.read_events() if e.get("event") == "ended"]
+        ends = [e["trial_id"] for e in run_dir.read_events() if e.get("event") == "ended"]
         assert sorted(ends) == sorted({*ends})
-        journal = [json.loads(line) for line in run.journal_path.read_text().splitlines()]
+        journal = [json.loads(line) for line in run_dir.journal_path.read_text().splitlines()]
         assert sorted(r["id"] for r in journal if r.get("e") == "end") == sorted(
             t["trial_id"] for t in final
         )
     best, best_reference = (json.loads((r.path / "best_config.json").read_text())
-                            for r in (run, reference))  # fmt: skip
+                            for r in (run_dir, reference))  # fmt: skip
     assert (best["value"], best["config"]) == (best_reference["value"], best_reference["config"])
-    state = run.read_state()
+    state = run_dir.read_state()
     assert state["status"] == "completed" and len(state["commands"]) == 7

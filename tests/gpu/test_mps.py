@@ -88,51 +88,51 @@ def test_pipe_directory_is_short_and_per_run(tmp_path: Path) -> None:
     assert pipe == mps_daemon.pipe_directory(deep)
 
 
-def _record(run: RunDir, pid: int, pipe_dir: Path) -> None:
-    run.path.mkdir(parents=True, exist_ok=True)
+def _record(run_dir: RunDir, pid: int, pipe_dir: Path) -> None:
+    run_dir.path.mkdir(parents=True, exist_ok=True)
     write_json_atomic(
-        run.mps_record_path,
+        run_dir.mps_record_path,
         {"pid": pid, "uid": os.getuid(), "host": socket.gethostname(), "pipe_dir": str(pipe_dir)},
     )
 
 
 def test_a_record_of_a_dead_daemon_is_removed(tmp_path: Path) -> None:
-    run = RunDir(tmp_path / "run")
+    run_dir = RunDir(tmp_path / "run")
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
-    _record(run, gone.pid, tmp_path / "pipes")
-    assert mps_daemon.cleanup_stale(run) is None
-    assert not run.mps_record_path.exists()
+    _record(run_dir, gone.pid, tmp_path / "pipes")
+    assert mps_daemon.cleanup_stale(run_dir) is None
+    assert not run_dir.mps_record_path.exists()
 
 
 def test_a_recycled_pid_is_never_stopped(tmp_path: Path) -> None:
     """A live process that is not the recorded daemon (pid reused) survives the cleanup."""
-    run = RunDir(tmp_path / "run")
+    run_dir = RunDir(tmp_path / "run")
     pipes = tmp_path / "pipes"
     pipes.mkdir()
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         (pipes / mps_daemon.PID_FILE).write_text(str(other.pid))  # even with the pid file
-        _record(run, other.pid, pipes)
-        assert not mps_daemon.is_our_daemon(mps_daemon.read_record(run) or {})
-        assert mps_daemon.cleanup_stale(run) is None
+        _record(run_dir, other.pid, pipes)
+        assert not mps_daemon.is_our_daemon(mps_daemon.read_record(run_dir) or {})
+        assert mps_daemon.cleanup_stale(run_dir) is None
         assert other.poll() is None  # still running
-        assert not run.mps_record_path.exists()
+        assert not run_dir.mps_record_path.exists()
     finally:
         other.kill()
         other.wait()
 
 
 def test_sharing_session_without_mps_starts_nothing(tmp_path: Path) -> None:
-    run = RunDir(tmp_path / "run")
-    run.path.mkdir()
+    run_dir = RunDir(tmp_path / "run")
+    run_dir.path.mkdir()
     said: list[str] = []
     plan = GPUPlan((), 0, True, sharing_requested="auto", sharing_note="note: x")
-    with gpu_sharing(run, plan, said.append) as used:
+    with gpu_sharing(run_dir, plan, said.append) as used:
         assert used == "time-slice"
         assert os.environ.get(mps.SHARING_ENV) != "mps"
     assert said == ["note: x"]
-    assert not run.mps_log_dir.exists() and not run.mps_record_path.exists()
+    assert not run_dir.mps_log_dir.exists() and not run_dir.mps_record_path.exists()
 
 
 def _has_libcuda() -> bool:
@@ -158,9 +158,9 @@ def test_a_daemon_that_does_not_start_is_a_gpu_error_naming_why(tmp_path: Path) 
     """A control program that exits at once (here /bin/false) leaves no record behind."""
     from raysweep.errors import GPUError
 
-    run = RunDir(tmp_path / "run")
-    run.path.mkdir()
+    run_dir = RunDir(tmp_path / "run")
+    run_dir.path.mkdir()
     with pytest.raises(GPUError, match=r"/bin/false -d did not start a daemon \(exit code 1\)"):
-        mps_daemon.start_daemon(run, "/bin/false")
-    assert not run.mps_record_path.exists()
-    assert (run.mps_log_dir / "start.log").exists()
+        mps_daemon.start_daemon(run_dir, "/bin/false")
+    assert not run_dir.mps_record_path.exists()
+    assert (run_dir.mps_log_dir / "start.log").exists()

@@ -15,15 +15,15 @@ STATES = {"completed": "COMPLETE", "stopped": "PRUNED", "errored": "FAIL"}
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> RunDir:
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> RunDir:
     return synthetic_run(tmp_path_factory.mktemp("export") / "syn", trials=50)
 
 
-def check_study(study: optuna.Study, run: RunDir) -> None:
+def check_study(study: optuna.Study, run_dir: RunDir) -> None:
     """Same trials, states and (complete ones) values as results.json, with curves."""
-    result = run.read_results()
+    result = run_dir.read_results()
     assert len(study.trials) == len(result.trials)
-    curves = run.trial_curves(result.metric)
+    curves = run_dir.trial_curves(result.metric)
     for frozen, record in zip(study.trials, result.trials, strict=True):
         assert frozen.user_attrs["raysweep_trial_id"] == record.trial_id
         assert frozen.state.name == STATES[record.status]
@@ -36,26 +36,28 @@ def check_study(study: optuna.Study, run: RunDir) -> None:
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "journal"])
-def test_export_loads_with_optuna(run: RunDir, tmp_path: Path, kind: str) -> None:
+def test_export_loads_with_optuna(run_dir: RunDir, tmp_path: Path, kind: str) -> None:
     url = f"sqlite:///{tmp_path}/s.db" if kind == "sqlite" else str(tmp_path / "s.log")
     done = run_sweep_cli(
-        "export-optuna", str(run.path), "--storage", url, "--study-name", "night-1"
+        "export-optuna", str(run_dir.path), "--storage", url, "--study-name", "night-1"
     )
     assert done.returncode == 0, done.stderr
     assert "study 'night-1'" in done.stdout and "50 trials" in done.stdout
     storage = url if kind == "sqlite" else optuna.storages.journal.JournalStorage(
         optuna.storages.journal.JournalFileBackend(url)
     )  # fmt: skip
-    check_study(optuna.load_study(study_name="night-1", storage=storage), run)
+    check_study(optuna.load_study(study_name="night-1", storage=storage), run_dir)
 
 
-def test_a_taken_study_name_or_a_bad_storage_is_invalid_input(run: RunDir, tmp_path: Path) -> None:
+def test_a_taken_study_name_or_a_bad_storage_is_invalid_input(
+    run_dir: RunDir, tmp_path: Path
+) -> None:
     url = f"sqlite:///{tmp_path}/s.db"
-    assert run_sweep_cli("export-optuna", str(run.path), "--storage", url).returncode == 0
-    again = run_sweep_cli("export-optuna", str(run.path), "--storage", url)
+    assert run_sweep_cli("export-optuna", str(run_dir.path), "--storage", url).returncode == 0
+    again = run_sweep_cli("export-optuna", str(run_dir.path), "--storage", url)
     assert again.returncode == 2 and "already exists" in again.stderr
     bad = run_sweep_cli(
-        "export-optuna", str(run.path), "--storage", f"sqlite:///{tmp_path}/no/such/x.db"
+        "export-optuna", str(run_dir.path), "--storage", f"sqlite:///{tmp_path}/no/such/x.db"
     )
     assert bad.returncode == 2 and "cannot open the Optuna storage" in bad.stderr
     optuna_default = optuna.load_study(study_name="syn", storage=url)  # default: the run's name

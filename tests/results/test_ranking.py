@@ -104,13 +104,13 @@ def test_last_ranks_by_the_final_value_and_best_as_before() -> None:
 
 
 def test_results_json_records_the_rule_and_best_config_its_value(tmp_path: Path) -> None:
-    run = RunDir(tmp_path / "r")
-    run.path.mkdir()
-    run.write_results(trading_like("last"))
-    data = json.loads((run.path / "results.json").read_text())
+    run_dir = RunDir(tmp_path / "r")
+    run_dir.path.mkdir()
+    run_dir.write_results(trading_like("last"))
+    data = json.loads((run_dir.path / "results.json").read_text())
     assert data["rank_by"] == "last"
-    assert run.read_results().rank_by == "last"
-    assert run.read_best() == {
+    assert run_dir.read_results().rank_by == "last"
+    assert run_dir.read_best() == {
         "trial_id": "steady",
         "metric": "composite",
         "mode": "max",
@@ -118,18 +118,18 @@ def test_results_json_records_the_rule_and_best_config_its_value(tmp_path: Path)
         "config": {"x": 1.0},
         "rank_by": "last",
     }
-    assert json.loads(best_text(run))["trial_id"] == "steady"  # sweep best
-    top = json.loads(best_text(run, top=2))
+    assert json.loads(best_text(run_dir))["trial_id"] == "steady"  # sweep best
+    top = json.loads(best_text(run_dir, top=2))
     assert [(t["trial_id"], t["value"]) for t in top] == [("steady", 1.1), ("peaked", 0.009)]
 
 
 def test_best_ranked_results_json_is_as_it_always_was(tmp_path: Path) -> None:
-    run = RunDir(tmp_path / "r")
-    run.path.mkdir()
-    run.write_results(trading_like("best"))
-    assert "rank_by" not in json.loads((run.path / "results.json").read_text())
-    assert run.read_results().rank_by == "best"
-    assert run.read_best() == {
+    run_dir = RunDir(tmp_path / "r")
+    run_dir.path.mkdir()
+    run_dir.write_results(trading_like("best"))
+    assert "rank_by" not in json.loads((run_dir.path / "results.json").read_text())
+    assert run_dir.read_results().rank_by == "best"
+    assert run_dir.read_best() == {
         "trial_id": "peaked",
         "metric": "composite",
         "mode": "max",
@@ -143,15 +143,15 @@ def test_collect_takes_the_rule_from_the_spec(tmp_path: Path) -> None:
     from raysweep.results.trial_view import INDEX_KEY, TrialView
 
     spec = load_spec(REPO / "sweeps" / "trading.json")
-    run = RunDir(tmp_path / "r")
-    run.path.mkdir()
+    run_dir = RunDir(tmp_path / "r")
+    run_dir.path.mkdir()
     trials = []
     for i, (trial_id, *_) in enumerate((PEAKED, STEADY)):
         folds = [3.73, 1.0, 0.1, 0.009] if trial_id == "peaked" else [0.9, 1.2, 1.15, 1.1]
         last = {"composite": folds[-1], "training_iteration": len(folds)}
         seen = {"composite": {"min": min(folds), "max": max(folds), "last": folds[-1]}}
         trials.append(TrialView(trial_id, {INDEX_KEY: i, "x": float(i)}, "ended", last, seen))
-    result = collect_spec_trials(spec, run, trials)
+    result = collect_spec_trials(spec, run_dir, trials)
     assert result.rank_by == "last"
     assert [t.best_metric for t in result.trials] == [3.73, 1.2]
     assert result.best() is not None and result.best().trial_id == "steady"
@@ -195,14 +195,14 @@ def live_best(
     (``returned``: the trials that ran to their end, as trial_info.jsonl records them)."""
     import raysweep.trainables  # noqa: F401
 
-    run = RunDir(tmp_path / "r")
-    run.path.mkdir()
-    run.write_spec(load_spec(REPO / "sweeps" / "trading.json"))
-    run.mark("running")
-    run.events_path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    run_dir = RunDir(tmp_path / "r")
+    run_dir.path.mkdir()
+    run_dir.write_spec(load_spec(REPO / "sweeps" / "trading.json"))
+    run_dir.mark("running")
+    run_dir.events_path.write_text("".join(json.dumps(e) + "\n" for e in events))
     info = [{"event": "returned", "trial_id": trial_id} for trial_id in returned]
-    (run.path / "trial_info.jsonl").write_text("".join(json.dumps(i) + "\n" for i in info))
-    best = run_status(run)["best"]
+    (run_dir.path / "trial_info.jsonl").write_text("".join(json.dumps(i) + "\n" for i in info))
+    best = run_status(run_dir)["best"]
     return best["trial_id"], best["value"]
 
 
@@ -229,22 +229,22 @@ def test_live_status_ranks_a_trial_cut_short_after_those_that_ran_every_fold(
 
 
 def make_night(log_dir: Path, name: str, result: SweepResult) -> RunDir:
-    run = RunDir(log_dir / name)
-    run.path.mkdir(parents=True)
-    run.mark("running")
-    run.write_results(result)
-    run.mark("completed")
-    return run
+    run_dir = RunDir(log_dir / name)
+    run_dir.path.mkdir(parents=True)
+    run_dir.mark("running")
+    run_dir.write_results(result)
+    run_dir.mark("completed")
+    return run_dir
 
 
 def test_nightly_regression_compares_last_values(tmp_path: Path) -> None:
     first = make_night(tmp_path, "nightly_20261120_020000", trading_like("last"))
-    record_night(NightInput(log_dir=tmp_path, exit_code=0, run=first))
+    record_night(NightInput(log_dir=tmp_path, exit_code=0, run_dir=first))
     # the next night's steady trial ends at 0.5: a regression of its last value,
     # though its best over the folds (1.3) beats the first night's steady best (1.2)
     worse = trading_like("last", (PEAKED, ("steady", 1.3, 0.5)))
     second = make_night(tmp_path, "nightly_20261121_020000", worse)
-    line, payload = record_night(NightInput(log_dir=tmp_path, exit_code=0, run=second))
+    line, payload = record_night(NightInput(log_dir=tmp_path, exit_code=0, run_dir=second))
     assert line["rank_by"] == "last" and line["best"] == 0.5 and line["previous_best"] == 1.1
     assert line["status"] == "regression" and payload["best"]["rank_by"] == "last"
     assert "ranked by the last value" in history_text(tmp_path)
@@ -252,9 +252,9 @@ def test_nightly_regression_compares_last_values(tmp_path: Path) -> None:
 
 def test_nights_ranked_by_different_rules_are_not_compared(tmp_path: Path) -> None:
     first = make_night(tmp_path, "nightly_20261120_020000", trading_like("best"))
-    record_night(NightInput(log_dir=tmp_path, exit_code=0, run=first))
+    record_night(NightInput(log_dir=tmp_path, exit_code=0, run_dir=first))
     second = make_night(tmp_path, "nightly_20261121_020000", trading_like("last"))
-    line, _ = record_night(NightInput(log_dir=tmp_path, exit_code=0, run=second))
+    line, _ = record_night(NightInput(log_dir=tmp_path, exit_code=0, run_dir=second))
     assert line["status"] == "succeeded" and "previous_best" not in line
 
 
@@ -264,14 +264,14 @@ def test_a_sweep_run_with_rank_by_last_writes_the_last_values(
 ) -> None:  # fmt: skip
     data = small_sweep(name="ranked", rank_by="last")
     data["space"]["steps"] = 3
-    run = RunDir(run_in_process(tmp_path, data))
-    result = run.read_results()
+    run_dir = RunDir(run_in_process(tmp_path, data))
+    result = run_dir.read_results()
     assert result.rank_by == "last"
-    best = run.read_best()
+    best = run_dir.read_best()
     assert best is not None and best["rank_by"] == "last"
     by_last = min(result.trials, key=lambda t: t.last["loss"])
     assert (best["trial_id"], best["value"]) == (by_last.trial_id, by_last.last["loss"])
-    assert f"loss={by_last.last['loss']:.6g}" in run.read_report()
+    assert f"loss={by_last.last['loss']:.6g}" in run_dir.read_report()
 
 
 def test_an_asha_sweep_ranked_by_last_puts_a_trial_that_ran_every_fold_first(
@@ -294,8 +294,8 @@ def test_an_asha_sweep_ranked_by_last_puts_a_trial_that_ran_every_fold_first(
     path.write_text(json.dumps(data))
     done = sweep_cli("run", "--config", str(path), "--storage", str(tmp_path / "runs"))
     assert done.returncode == 0, done.stdout + done.stderr
-    run = RunDir(tmp_path / "runs" / "cumulative")
-    result = run.read_results()
+    run_dir = RunDir(tmp_path / "runs" / "cumulative")
+    result = run_dir.read_results()
     stopped = [t for t in result.trials if t.status == "stopped"]
     complete = [t for t in result.trials if t.status == "completed"]
     assert stopped and complete
@@ -303,9 +303,9 @@ def test_an_asha_sweep_ranked_by_last_puts_a_trial_that_ran_every_fold_first(
     assert max(t.last["score"] for t in stopped) > best_complete  # the case ranked here
     ranked = result.ranked()
     assert {t.trial_id for t in ranked[: len(complete)]} == {t.trial_id for t in complete}
-    best = run.read_best()
+    best = run_dir.read_best()
     assert best is not None and best["value"] == best_complete
-    shown = json.loads(best_text(run, top=len(complete) + 1))
+    shown = json.loads(best_text(run_dir, top=len(complete) + 1))
     assert shown[-1]["trial_id"] in {t.trial_id for t in stopped}
     # the run's live lines showed the same best
     last_line = [line for line in done.stdout.splitlines() if line.startswith("[10/10]")][-1]

@@ -14,9 +14,9 @@ from raysweep.rundir import RunDir
 
 def test_the_wall_time_is_kept_as_results_json_keeps_it(tmp_path: Path) -> None:
     """A run's report and `sweep report`'s (from results.json) once showed 1.2 s and 1.1 s."""
-    run = RunDir(tmp_path / "run")
-    run.path.mkdir()
-    result = collect_result(make_spec(), run, [], started=time.monotonic() - 1.15)
+    run_dir = RunDir(tmp_path / "run")
+    run_dir.path.mkdir()
+    result = collect_result(make_spec(), run_dir, [], started=time.monotonic() - 1.15)
     again = SweepResult.from_json(result.to_json())
     assert again.wall_time_s == result.wall_time_s
     assert format_summary(again) == format_summary(result)

@@ -151,18 +151,18 @@ def both_ways(data: dict[str, Any]) -> ResumeConfig:
 
 def test_an_old_run_resumes_with_the_config_it_was_started_with(tmp_path: Any) -> None:
     data = optuna_data()
-    run = old_tpe_run(tmp_path, data)
-    stored = run.read_spec()
-    resumed = resumed_spec(run, stored, both_ways(data))
+    run_dir = old_tpe_run(tmp_path, data)
+    stored = run_dir.read_spec()
+    resumed = resumed_spec(run_dir, stored, both_ways(data))
     assert spec_to_json(resumed) == spec_to_json(stored)
     assert sampler_of(resumed)._multivariate is False  # the sampler it was started with
     # compared with today's resolution alone, the same config differs
     with pytest.raises(ResumeError, match=r"search\.options\.multivariate: false → true"):
-        resumed_spec(run, stored, parse_spec(data))
+        resumed_spec(run_dir, stored, parse_spec(data))
     # a changed config is refused both ways, the field named
     changed = optuna_data({"n_startup_trials": 5})
     with pytest.raises(ResumeError, match=r"search\.options\.n_startup_trials: 10 → 5"):
-        resumed_spec(run, stored, both_ways(changed))
+        resumed_spec(run_dir, stored, both_ways(changed))
 
 
 def test_sweep_run_resume_accepts_an_old_runs_own_config(tmp_path: Any, sweep_cli: Any) -> None:

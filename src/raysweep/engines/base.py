@@ -81,25 +81,27 @@ class Engine(Protocol):
     def plan_lines(self, spec: SweepSpec) -> list[str]:
         """Lines ``sweep run --dry-run`` adds for this engine."""
 
-    def prepare(self, spec: SweepSpec, run: RunDir, options: EngineOptions, out: IO[str]) -> None:
-        """Before ``run`` exists: exit-2 error when what this engine runs on is unusable
+    def prepare(
+        self, spec: SweepSpec, run_dir: RunDir, options: EngineOptions, out: IO[str]
+    ) -> None:
+        """Before ``run_dir`` exists: exit-2 error when what this engine runs on is unusable
         (the installed Ray, a cluster on another Ray, a node that cannot import the
         trainable); what it settles here is kept for :meth:`run`."""
 
     def run(
         self,
         spec: SweepSpec,
-        run: RunDir,
+        run_dir: RunDir,
         new: NewRun,
         options: EngineOptions,
         out: IO[str],
         stop: GracefulStop,
     ) -> int:
-        """Run a new sweep into the freshly created ``run``; 0 ok, 1 failed, 130 interrupted."""
+        """Run a new sweep into the freshly created ``run_dir``; 0 ok, 1 failed, 130 interrupted."""
 
     def plan_resume(
         self,
-        run: RunDir,
+        run_dir: RunDir,
         stored: SweepSpec,
         state: dict[str, Any],
         plan: ResumePlan,
@@ -109,10 +111,10 @@ class Engine(Protocol):
         ``state``: state.json); reads the run directory only, runs and writes nothing."""
 
     def resume(
-        self, run: RunDir, plan: ResumePlan, options: EngineOptions, out: IO[str],
+        self, run_dir: RunDir, plan: ResumePlan, options: EngineOptions, out: IO[str],
         stop: GracefulStop,
     ) -> int:  # fmt: skip
-        """Continue or extend ``run`` as planned, after :meth:`prepare`; 0/1/130."""
+        """Continue or extend ``run_dir`` as planned, after :meth:`prepare`; 0/1/130."""
 
 
 class TrialSource(Protocol):
@@ -124,9 +126,9 @@ class TrialSource(Protocol):
 
     label: str
 
-    def holds(self, run: RunDir) -> bool: ...
+    def holds(self, run_dir: RunDir) -> bool: ...
 
-    def counts(self, run: RunDir, state: dict[str, Any]) -> dict[str, int]: ...
+    def counts(self, run_dir: RunDir, state: dict[str, Any]) -> dict[str, int]: ...
 
 
 class TrialRerun(Protocol):
@@ -137,6 +139,6 @@ class TrialRerun(Protocol):
         """What must hold before the rerun is prepared (the installed Ray, say)."""
         ...
 
-    def rerun(self, run: RunDir, trial_id: str | None, out: IO[str]) -> int:
-        """Rerun ``trial_id`` (None: the best) of ``run``; 0 when its metric matches."""
+    def rerun(self, run_dir: RunDir, trial_id: str | None, out: IO[str]) -> int:
+        """Rerun ``trial_id`` (None: the best) of ``run_dir``; 0 when its metric matches."""
         ...

@@ -48,10 +48,10 @@ def pipe_directory(run_path: Path) -> Path:
     return Path(tempfile.gettempdir()) / f"raysweep-mps-{os.getuid()}-{digest}"
 
 
-def read_record(run: RunDir) -> dict[str, Any] | None:
+def read_record(run_dir: RunDir) -> dict[str, Any] | None:
     """The recorded daemon of this run (None when none was recorded or the file is unreadable)."""
     try:
-        record = read_json(run.mps_record_path)
+        record = read_json(run_dir.mps_record_path)
     except (OSError, ValueError):
         return None
     return record if isinstance(record, dict) else None
@@ -76,26 +76,26 @@ def is_our_daemon(record: dict[str, Any]) -> bool:
     return os.path.basename(cmdline) == CONTROL_BINARY and named == pid
 
 
-def cleanup_stale(run: RunDir) -> int | None:
+def cleanup_stale(run_dir: RunDir) -> int | None:
     """Stop the daemon an earlier, killed driver of this run left running; returns its pid.
 
     A record whose daemon is gone (or is not ours) is just removed.
     """
-    record = read_record(run)
+    record = read_record(run_dir)
     if record is None:
         return None
     stopped = None
     if is_our_daemon(record):
         _quit(Path(record["pipe_dir"]), int(record["pid"]))
         stopped = int(record["pid"])
-    run.mps_record_path.unlink(missing_ok=True)
+    run_dir.mps_record_path.unlink(missing_ok=True)
     return stopped
 
 
-def start_daemon(run: RunDir, binary: str) -> dict[str, Any]:
+def start_daemon(run_dir: RunDir, binary: str) -> dict[str, Any]:
     """Start the run's control daemon (``-d``) and record it; GPUError when it does not start."""
-    pipe_dir = pipe_directory(run.path)
-    log_dir = run.mps_log_dir
+    pipe_dir = pipe_directory(run_dir.path)
+    log_dir = run_dir.mps_log_dir
     # Sockets a killed daemon left would stand in the new one's way; the run's lock
     # means no other driver of this run has a daemon on them (cleanup_stale ran first).
     shutil.rmtree(pipe_dir, ignore_errors=True)
@@ -127,19 +127,19 @@ def start_daemon(run: RunDir, binary: str) -> dict[str, Any]:
         "started_at": utc_now(),
         "driver_pid": os.getpid(),
     }
-    write_json_atomic(run.mps_record_path, record)
+    write_json_atomic(run_dir.mps_record_path, record)
     return record
 
 
-def stop_daemon(run: RunDir, record: dict[str, Any]) -> None:
+def stop_daemon(run_dir: RunDir, record: dict[str, Any]) -> None:
     """Stop the daemon ``start_daemon`` started and forget it."""
     _quit(Path(record["pipe_dir"]), int(record["pid"]))
-    run.mps_record_path.unlink(missing_ok=True)
+    run_dir.mps_record_path.unlink(missing_ok=True)
 
 
 @contextmanager
 def mps_sharing(
-    run: RunDir, binary: str, gpu: int, say: Callable[[str], None]
+    run_dir: RunDir, binary: str, gpu: int, say: Callable[[str], None]
 ) -> Iterator[dict[str, Any]]:
     """While the block runs, the run's daemon serves this process's future Ray workers.
 
@@ -151,10 +151,10 @@ def mps_sharing(
     """
     from raysweep.gpu.mps_probe import probe_client
 
-    record = start_daemon(run, binary)
+    record = start_daemon(run_dir, binary)
     failed = probe_client(record["pipe_dir"], gpu)
     if failed is not None:
-        stop_daemon(run, record)
+        stop_daemon(run_dir, record)
         raise GPUError(
             f"resources.gpu_sharing: the MPS daemon started but a CUDA client could not use "
             f"it ({failed}); see {record['log_dir']}/control.log"
@@ -172,7 +172,7 @@ def mps_sharing(
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-        stop_daemon(run, record)
+        stop_daemon(run_dir, record)
 
 
 def _wait_for_pid(path: Path) -> int | None:

@@ -49,7 +49,7 @@ def probe_iterations(spec: SweepSpec) -> int:
     return min(PROBE_ITERATIONS, spec.iteration_budget or PROBE_ITERATIONS)
 
 
-def recorded_spec(spec: SweepSpec, run: RunDir) -> SweepSpec:
+def recorded_spec(spec: SweepSpec, run_dir: RunDir) -> SweepSpec:
     """``spec`` with "auto" replaced by the run's recorded packing, when it has one."""
-    record = run.read_packing() if spec.resources.gpus_auto else None
+    record = run_dir.read_packing() if spec.resources.gpus_auto else None
     return spec if record is None else spec.with_gpus_per_trial(float(record["gpus_per_trial"]))

@@ -75,7 +75,7 @@ def decide_sharing(
 
 
 @contextmanager
-def gpu_sharing(run: RunDir, plan: GPUPlan, say: Callable[[str], None]) -> Iterator[str]:
+def gpu_sharing(run_dir: RunDir, plan: GPUPlan, say: Callable[[str], None]) -> Iterator[str]:
     """While a run drives its trials: its MPS daemon (``plan.gpu_sharing == "mps"``) or nothing.
 
     Yields the sharing in use. Enter before Ray starts (its workers inherit the pipe
@@ -85,7 +85,7 @@ def gpu_sharing(run: RunDir, plan: GPUPlan, say: Callable[[str], None]) -> Itera
     """
     from raysweep.gpu.mps_daemon import cleanup_stale, mps_sharing
 
-    stale = cleanup_stale(run)
+    stale = cleanup_stale(run_dir)
     if stale is not None:
         say(f"note: stopped a stale MPS daemon (pid {stale}) left by an earlier driver of this run")
     if plan.sharing_note:
@@ -95,7 +95,7 @@ def gpu_sharing(run: RunDir, plan: GPUPlan, say: Callable[[str], None]) -> Itera
     with ExitStack() as stack:
         if binary is not None:
             try:
-                stack.enter_context(mps_sharing(run, binary, plan.physical_ids[0], say))
+                stack.enter_context(mps_sharing(run_dir, binary, plan.physical_ids[0], say))
                 used = MPS
             except GPUError as exc:
                 if plan.sharing_requested == MPS:

@@ -43,14 +43,16 @@ def build_reports(inputs: ReportInputs, generated_at: str) -> tuple[str, str]:
     return text, html
 
 
-def write_reports(run: RunDir, result: SweepResult | None = None, status: str | None = None) -> str:
-    """Write report.txt and report.html of ``run``; returns report.txt's text.
+def write_reports(
+    run_dir: RunDir, result: SweepResult | None = None, status: str | None = None
+) -> str:
+    """Write report.txt and report.html of ``run_dir``; returns report.txt's text.
 
     ``result`` defaults to results.json and ``status`` to state.json's; the driver
     passes the result it has just written and the status it is about to record.
     """
-    inputs = load_inputs(run, result, status)
+    inputs = load_inputs(run_dir, result, status)
     text, html = build_reports(inputs, utc_now())
-    run.write_report(text)
-    run.write_html_report(html)
+    run_dir.write_report(text)
+    run_dir.write_html_report(html)
     return text

@@ -84,7 +84,9 @@ def collect(
     return SweepResult(name=name, metric=metric, mode=mode, trials=records)
 
 
-def collect_spec_trials(spec: SweepSpec, run: RunDir, trials: Sequence[TrialView]) -> SweepResult:
+def collect_spec_trials(
+    spec: SweepSpec, run_dir: RunDir, trials: Sequence[TrialView]
+) -> SweepResult:
     """:func:`collect` of ``trials`` with the spec's objective, ranking and the run's event logs."""
     result = collect(
         trials,
@@ -92,8 +94,8 @@ def collect_spec_trials(spec: SweepSpec, run: RunDir, trials: Sequence[TrialView
         spec.metric,
         spec.mode,
         spec.seed,
-        run.read_events(),
-        run.read_trial_info(),
+        run_dir.read_events(),
+        run_dir.read_trial_info(),
         max_iterations=spec.iteration_budget,
         objectives=spec.objective_pairs,
     )

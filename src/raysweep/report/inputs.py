@@ -58,16 +58,16 @@ def invocation(command: dict[str, Any]) -> str:
 
 
 def load_inputs(
-    run: RunDir, result: SweepResult | None = None, status: str | None = None
+    run_dir: RunDir, result: SweepResult | None = None, status: str | None = None
 ) -> ReportInputs:
     """The run's report inputs; ``result`` defaults to its results.json and ``status`` to
     state.json's (the driver passes the status it is about to record)."""
-    result = result if result is not None else run.read_results()
-    state = run.read_state()
+    result = result if result is not None else run_dir.read_results()
+    state = run_dir.read_state()
     if status is None:
-        status = run.effective_status(state) if state else "unknown"
+        status = run_dir.effective_status(state) if state else "unknown"
     try:
-        spec: SweepSpec | None = run.read_spec()
+        spec: SweepSpec | None = run_dir.read_spec()
     except SweepError:
         spec = None
     return ReportInputs(
@@ -75,8 +75,8 @@ def load_inputs(
         spec=spec,
         status=status,
         state=state,
-        parts=run.parts(state),
-        usage=run.read_usage(),
-        curves=run.trial_curves(result.metric),
-        spec_sha256=run.spec_sha256(),
+        parts=run_dir.parts(state),
+        usage=run_dir.read_usage(),
+        curves=run_dir.trial_curves(result.metric),
+        spec_sha256=run_dir.spec_sha256(),
     )

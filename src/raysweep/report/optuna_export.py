@@ -32,13 +32,13 @@ def open_storage(url: str) -> optuna.storages.BaseStorage:
     return JournalStorage(JournalFileBackend(url))
 
 
-def export_optuna(run: RunDir, storage_url: str, study_name: str | None = None) -> str:
+def export_optuna(run_dir: RunDir, storage_url: str, study_name: str | None = None) -> str:
     """Write the run's trials as a new study; returns a line saying what was written.
 
     ConfigError (exit 2) when the study name is taken in that storage.
     """
-    result = run.read_results()
-    spec = run.read_spec()
+    result = run_dir.read_results()
+    spec = run_dir.read_spec()
     name = study_name or result.name
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     try:
@@ -52,7 +52,7 @@ def export_optuna(run: RunDir, storage_url: str, study_name: str | None = None) 
         raise ConfigError(
             f"study {name!r} already exists in {storage_url}; choose another --study-name"
         )
-    trials = export_trials(spec, result, run.trial_curves(result.metric))
+    trials = export_trials(spec, result, run_dir.trial_curves(result.metric))
     study = optuna.create_study(
         storage=storage,
         study_name=name,
@@ -61,7 +61,7 @@ def export_optuna(run: RunDir, storage_url: str, study_name: str | None = None) 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # set_metric_names is experimental
         study.set_metric_names([result.metric])
-    study.set_user_attr("raysweep_run", str(run.path.resolve()))
+    study.set_user_attr("raysweep_run", str(run_dir.path.resolve()))
     study.set_user_attr("raysweep_seed", spec.seed)
     study.set_user_attr("raysweep_constants", constant_space(spec))
     study.add_trials(trials)

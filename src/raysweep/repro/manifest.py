@@ -68,7 +68,7 @@ _GBM_LIBRARIES = ("lightgbm", "xgboost", "catboost")
 
 
 def write_manifest(
-    run: RunDir, spec: SweepSpec, gpu_plan: GPUPlan, gpus_auto: dict[str, Any] | None = None
+    run_dir: RunDir, spec: SweepSpec, gpu_plan: GPUPlan, gpus_auto: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """Build repro.json for an invocation starting now and write it atomically; returns it.
 
@@ -77,27 +77,27 @@ def write_manifest(
     ``gpus_auto``: the packing recorded for ``gpus_per_trial: "auto"``, when known.
     """
     manifest = build_manifest(spec, gpu_plan, gpus_auto)
-    earlier = run.read_manifest()
+    earlier = run_dir.read_manifest()
     if earlier:
         manifest["previous"] = [*earlier.pop("previous", []), earlier]
-    run.write_manifest(manifest)
+    run_dir.write_manifest(manifest)
     return manifest
 
 
-def add_manifest_warning(run: RunDir, warning: str) -> None:
+def add_manifest_warning(run_dir: RunDir, warning: str) -> None:
     """Add a warning about this invocation to repro.json's ``warnings``."""
-    manifest = run.read_manifest()
+    manifest = run_dir.read_manifest()
     if not manifest:
         return
     manifest["warnings"] = [*manifest.get("warnings", []), warning]
-    run.write_manifest(manifest)
+    run_dir.write_manifest(manifest)
 
 
-def record_data_summary(run: RunDir, data: dict[str, Any]) -> str | None:
+def record_data_summary(run_dir: RunDir, data: dict[str, Any]) -> str | None:
     """Put the trainable's data summary into repro.json's ``data`` (its warnings into
     ``warnings``); returns a warning when it differs from the summary recorded by an
     earlier invocation of the run (the data changed under a resumed run)."""
-    manifest = run.read_manifest()
+    manifest = run_dir.read_manifest()
     if not manifest:
         return None
     before = manifest.get("data")
@@ -110,19 +110,19 @@ def record_data_summary(run: RunDir, data: dict[str, Any]) -> str | None:
     known = manifest.get("warnings", [])
     new = [w for w in [*data.get("warnings", []), change] if w and w not in known]
     manifest["warnings"] = [*known, *new]
-    run.write_manifest(manifest)
+    run_dir.write_manifest(manifest)
     return change
 
 
-def record_gpus_auto(run: RunDir, record: dict[str, Any]) -> None:
+def record_gpus_auto(run_dir: RunDir, record: dict[str, Any]) -> None:
     """Put the packing the GPU probe chose (``gpus_per_trial: "auto"``) into repro.json."""
-    manifest = run.read_manifest()
+    manifest = run_dir.read_manifest()
     if not manifest:
         return
     manifest[GPUS_AUTO_KEY] = record
     manifest.setdefault("gpu_plan", {})["gpus_per_trial"] = record["gpus_per_trial"]
     manifest["warnings"] = [*manifest.get("warnings", []), *record.get("warnings", [])]
-    run.write_manifest(manifest)
+    run_dir.write_manifest(manifest)
 
 
 def build_manifest(

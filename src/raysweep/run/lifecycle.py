@@ -11,11 +11,11 @@ from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
 from raysweep.errors import INTERRUPTED
+from raysweep.output_log import RunLog
 from raysweep.results.records import SweepResult
 from raysweep.run.lock import RunLock
 from raysweep.run.signals import GracefulStop
 from raysweep.rundir import RunDir
-from raysweep.runlog import RunLog
 
 if TYPE_CHECKING:
     from raysweep.config.schema import SweepSpec
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 def drive_locked(
-    run: RunDir, out: IO[str], stop: GracefulStop, body: Callable[[RunLog], SweepResult]
+    run_dir: RunDir, out: IO[str], stop: GracefulStop, body: Callable[[RunLog], SweepResult]
 ) -> int:
     """Run ``body`` under the run's lock and log; returns 0 ok, 1 failed, 130 interrupted.
 
@@ -33,33 +33,37 @@ def drive_locked(
     """
     from raysweep.report.text import format_summary
 
-    run.path.mkdir(parents=True, exist_ok=True)  # a remote run's staging directory
-    with RunLock(run.lock_path, str(run)) as lock, run.synced(), RunLog(run.log_path, out) as log:
+    run_dir.path.mkdir(parents=True, exist_ok=True)  # a remote run's staging directory
+    with (
+        RunLock(run_dir.lock_path, str(run_dir)) as lock,
+        run_dir.synced(),
+        RunLog(run_dir.log_path, out) as log,
+    ):
         if lock.stale_pid:
             log.print(f"warning: took over a stale lock left by dead pid {lock.stale_pid}")
         try:
             result = body(log)
         except KeyboardInterrupt:
             name = stop.signal_name if stop.received else "SIGINT"
-            run.mark("interrupted", exit_code=INTERRUPTED, signal=name)
-            log.print(f"interrupted by {name}: state saved; continue with: sweep resume {run}")
+            run_dir.mark("interrupted", exit_code=INTERRUPTED, signal=name)
+            log.print(f"interrupted by {name}: state saved; continue with: sweep resume {run_dir}")
             return INTERRUPTED
         except BaseException as exc:
-            run.mark("failed", error=f"{type(exc).__name__}: {exc}")
+            run_dir.mark("failed", error=f"{type(exc).__name__}: {exc}")
             raise
         code = 0 if result.succeeded else 1
-        run.mark("completed" if code == 0 else "failed", exit_code=code)
+        run_dir.mark("completed" if code == 0 else "failed", exit_code=code)
         log.print("")
         log.print(format_summary(result))
         if not result.trials:  # exit 1: a night with nothing to show is a failed night
             log.print("No trial started before the run ended: a stop.time_budget_s shorter "
                       "than a trial's start-up ends a run so")  # fmt: skip
-        log.print(f"Results: {run}")
+        log.print(f"Results: {run_dir}")
         return code
 
 
 def start_run(
-    run: RunDir,
+    run_dir: RunDir,
     spec: SweepSpec,
     gpu_plan: GPUPlan,
     record: SweepSpec | None = None,
@@ -71,9 +75,9 @@ def start_run(
     from raysweep.repro.manifest import write_manifest
 
     if record is not None:
-        run.write_spec(record)
-    run.mark("running")
+        run_dir.write_spec(record)
+    run_dir.mark("running")
     if record_warm_start and warm_start is not None:
-        run.write_warm_start(warm_start.to_json())
-    if record is not None or not run.has_manifest():
-        write_manifest(run, record or spec, gpu_plan, packing)
+        run_dir.write_warm_start(warm_start.to_json())
+    if record is not None or not run_dir.has_manifest():
+        write_manifest(run_dir, record or spec, gpu_plan, packing)

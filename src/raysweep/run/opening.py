@@ -18,8 +18,8 @@ from raysweep.trainables.describe import DataSummary, describe_data, max_t_warni
 
 if TYPE_CHECKING:
     from raysweep.config.schema import SweepSpec
+    from raysweep.output_log import RunLog
     from raysweep.rundir import RunDir
-    from raysweep.runlog import RunLog
 
 
 def opening_lines(spec: SweepSpec, summary: DataSummary | None) -> list[str]:
@@ -44,7 +44,7 @@ def data_lines(summary: DataSummary | None) -> list[str]:
     ]
 
 
-def announce_opening(spec: SweepSpec, run: RunDir, log: RunLog) -> None:
+def announce_opening(spec: SweepSpec, run_dir: RunDir, log: RunLog) -> None:
     """Print :func:`opening_lines` and record the data summary in repro.json."""
     from raysweep.repro.manifest import record_data_summary
 
@@ -52,6 +52,6 @@ def announce_opening(spec: SweepSpec, run: RunDir, log: RunLog) -> None:
     for line in opening_lines(spec, summary):
         log.print(line)
     if summary is not None:
-        change = record_data_summary(run, summary.to_json())
+        change = record_data_summary(run_dir, summary.to_json())
         if change:
             log.print(f"warning: {change}")

@@ -21,10 +21,10 @@ if TYPE_CHECKING:
 
 
 def collect_result(
-    spec: SweepSpec, run: RunDir, trials: Sequence[TrialView], started: float
+    spec: SweepSpec, run_dir: RunDir, trials: Sequence[TrialView], started: float
 ) -> SweepResult:
     """The SweepResult of ``trials`` (every trial of the run), timed from ``started``."""
-    result = collect_spec_trials(spec, run, trials)
+    result = collect_spec_trials(spec, run_dir, trials)
     result.warnings = result_warnings(spec, result)
     # to the precision results.json keeps: the reports written now and the ones `sweep report`
     # writes later from results.json then read the same time (1.1501 s was "1.2 s", then "1.1 s")
@@ -40,9 +40,9 @@ def result_warnings(spec: SweepSpec, result: SweepResult) -> list[str]:
     return [] if best is None else best_trial_warnings(spec, best.trial_id, best.last)
 
 
-def write_outputs(result: SweepResult, run: RunDir) -> None:
+def write_outputs(result: SweepResult, run_dir: RunDir) -> None:
     """results.json/csv, best_config.json, report.txt and report.html."""
     from raysweep.report.build import write_reports  # plotly and Optuna's importance: lazily
 
-    run.write_results(result)
-    write_reports(run, result, status="completed" if result.succeeded else "failed")
+    run_dir.write_results(result)
+    write_reports(run_dir, result, status="completed" if result.succeeded else "failed")

@@ -65,7 +65,7 @@ def spec_changes(old: SweepSpec, new: SweepSpec, ignore: tuple[str, ...] = ()) -
 
 
 def resumed_spec(
-    run: RunDir,
+    run_dir: RunDir,
     stored: SweepSpec,
     given: SweepSpec | ResumeConfig | None = None,
     num_samples: int | None = None,
@@ -90,7 +90,7 @@ def resumed_spec(
             changes = []  # the config this older run was started with
         if changes:
             raise ResumeError(
-                f"cannot resume {run}: the config differs from the run's spec.json in "
+                f"cannot resume {run_dir}: the config differs from the run's spec.json in "
                 f"{len(changes)} field(s):\n  " + "\n  ".join(changes) + "\n"
                 "Nothing was changed. Resume with the original config, or start a new run "
                 "under another --name."

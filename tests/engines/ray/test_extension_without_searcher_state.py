@@ -31,19 +31,19 @@ def test_an_extension_without_searcher_state_starts_its_searcher_afresh(
         "a.depth": {"type": "int", "low": 1, "high": 4, "when": {"model": "a"}},
         "steps": 2,
     }
-    run = RunDir(run_in_process(tmp_path, data))
-    states = list((run.path / "tune").glob("searcher-state-*.pkl"))
+    run_dir = RunDir(run_in_process(tmp_path, data))
+    states = list((run_dir.path / "tune").glob("searcher-state-*.pkl"))
     assert states  # Ray saves it with every snapshot; a lost or foreign copy lacks it
     for state in states:
         state.unlink()
-    for snapshot in (run.path / "tune").glob("experiment_state-*.json"):  # and its copy there
+    for snapshot in (run_dir.path / "tune").glob("experiment_state-*.json"):  # and its copy there
         data = json.loads(snapshot.read_text())
         assert data.pop(KEY)
         snapshot.write_text(json.dumps(data))
     out = io.StringIO()
     with caplog.at_level(logging.WARNING, logger="raysweep.search.continued"):
-        code = api.resume_sweep(str(run.path), api.RunOptions(num_samples=3), out)
+        code = api.resume_sweep(str(run_dir.path), api.RunOptions(num_samples=3), out)
     assert code == 0, out.getvalue()
-    assert sorted(t.index for t in run.read_results().trials) == [0, 1, 2]
+    assert sorted(t.index for t in run_dir.read_results().trials) == [0, 1, 2]
     assert "tune/ holds no saved searcher state" in caplog.text
     assert "cannot be told the 2 earlier trials" in caplog.text

@@ -48,18 +48,18 @@ def test_packing_cap(
 
 def test_recorded_packing_resolves_auto(tmp_path: Path) -> None:
     spec = auto_spec()
-    run = RunDir(tmp_path)
-    assert run.read_packing() is None
-    assert recorded_spec(spec, run) is spec  # nothing recorded: still "auto"
+    run_dir = RunDir(tmp_path)
+    assert run_dir.read_packing() is None
+    assert recorded_spec(spec, run_dir) is spec  # nothing recorded: still "auto"
     with pytest.raises(UnresolvedGpusError):
         _ = spec.resources.gpus_per_trial
-    run.packing_path.write_text(json.dumps({"gpus_per_trial": 0.125}))
-    resolved = recorded_spec(spec, run)
+    run_dir.packing_path.write_text(json.dumps({"gpus_per_trial": 0.125}))
+    resolved = recorded_spec(spec, run_dir)
     assert resolved.resources.gpus_per_trial == 0.125
     assert not resolved.resources.gpus_auto
     assert spec_to_json(spec)["resources"]["gpus_per_trial"] == "auto"  # the original is kept
     number = spec.with_gpus_per_trial(0.5)
-    assert recorded_spec(number, run) is number  # a number is never replaced
+    assert recorded_spec(number, run_dir) is number  # a number is never replaced
 
 
 @pytest.mark.parametrize("content", ['{"trials_per_gpu": 4}', '{"gpus_per_trial": 0}', "{"])
@@ -90,7 +90,7 @@ def test_probe_options_run_the_first_trial_alone_on_a_whole_gpu(
     data["space"]["steps"] = 50
     data["scheduler"] = {"type": "asha", "max_t": 50, "grace_period": 1}
     spec = parse_spec(data)
-    run, probe = RunDir(tmp_path), RunDir(RunDir(tmp_path).probe_dir)
+    run_dir, probe = RunDir(tmp_path), RunDir(RunDir(tmp_path).probe_dir)
     probe.path.mkdir()
     trials = run_tuner(spec.with_gpus_per_trial(1.0), probe_options(spec, probe.path, None, None))
     assert len(trials) == 1 and str(trials[0].status) == "TERMINATED"
@@ -100,4 +100,4 @@ def test_probe_options_run_the_first_trial_alone_on_a_whole_gpu(
     records = probe.read_trial_info()
     assert [r["gpu_ids"] for r in records if r["event"] == "start"] == [[str(found[1])]]
     assert (probe.path / "tune").is_dir()
-    assert not run.trial_info_path.exists()  # the run's own file is left alone
+    assert not run_dir.trial_info_path.exists()  # the run's own file is left alone

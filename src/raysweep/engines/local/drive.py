@@ -16,13 +16,13 @@ from typing import IO
 from raysweep.config.schema import SweepSpec
 from raysweep.engines.local.trial import LocalTrial
 from raysweep.gpu.allocation import GPUPlan
+from raysweep.output_log import RunLog
 from raysweep.results.records import SweepResult
 from raysweep.run.lifecycle import drive_locked, start_run
 from raysweep.run.opening import announce_opening
 from raysweep.run.outputs import collect_result, write_outputs
 from raysweep.run.signals import GracefulStop
 from raysweep.rundir import RunDir
-from raysweep.runlog import RunLog
 from raysweep.search.checks import search_warnings
 from raysweep.search.points import WarmStart
 
@@ -39,20 +39,20 @@ class LocalOptions:
 
 
 def drive_local(
-    spec: SweepSpec, run: RunDir, options: LocalOptions, out: IO[str], stop: GracefulStop
+    spec: SweepSpec, run_dir: RunDir, options: LocalOptions, out: IO[str], stop: GracefulStop
 ) -> int:
     """Run (or continue) ``spec``'s trials in this process; 0 ok, 1 failed, 130 interrupted."""
 
     def body(log: RunLog) -> SweepResult:
-        start_run(run, spec, options.gpu_plan, options.record, options.warm_start,
+        start_run(run_dir, spec, options.gpu_plan, options.record, options.warm_start,
                   options.record_warm_start)  # fmt: skip
-        return _drive(spec, run, options, log, stop)
+        return _drive(spec, run_dir, options, log, stop)
 
-    return drive_locked(run, out, stop, body)
+    return drive_locked(run_dir, out, stop, body)
 
 
 def _drive(
-    spec: SweepSpec, run: RunDir, options: LocalOptions, log: RunLog, stop: GracefulStop
+    spec: SweepSpec, run_dir: RunDir, options: LocalOptions, log: RunLog, stop: GracefulStop
 ) -> SweepResult:
     from raysweep.gpu.monitor import ResourceMonitor
     from raysweep.repro.determinism import set_deterministic
@@ -61,20 +61,20 @@ def _drive(
     started = time.monotonic()
     log.print(
         f"Sweep {spec.name!r}: {spec.total_trials} trials, {spec.search.algorithm} search, "
-        f"{spec.scheduler.type} scheduler, seed {spec.seed}, in-process (no Ray) -> {run}"
+        f"{spec.scheduler.type} scheduler, seed {spec.seed}, in-process (no Ray) -> {run_dir}"
     )
-    announce_opening(spec, run, log)
+    announce_opening(spec, run_dir, log)
     for note in options.notes:
         log.print(f"note: {note}")
     for warning in search_warnings(spec):
         log.print(warning)
     _import_before_trials(spec)
     set_deterministic(spec.reproducibility.deterministic, threads=spec.resources.threads_per_trial)
-    with ResourceMonitor(run.usage_path, gpu_ids=()):
-        trials = _run_trials(spec, run, options, log, stop)
+    with ResourceMonitor(run_dir.usage_path, gpu_ids=()):
+        trials = _run_trials(spec, run_dir, options, log, stop)
     stop.check()
-    result = collect_result(spec, run, [t.view() for t in trials], started)
-    write_outputs(result, run)
+    result = collect_result(spec, run_dir, [t.view() for t in trials], started)
+    write_outputs(result, run_dir)
     return result
 
 
@@ -108,7 +108,7 @@ def _import_before_trials(spec: SweepSpec) -> None:
 
 
 def _run_trials(
-    spec: SweepSpec, run: RunDir, options: LocalOptions, log: RunLog, stop: GracefulStop
+    spec: SweepSpec, run_dir: RunDir, options: LocalOptions, log: RunLog, stop: GracefulStop
 ) -> list[LocalTrial]:
     from raysweep.engines.local.controller import Hooks, LocalController
     from raysweep.engines.local.journal import Journal
@@ -126,10 +126,12 @@ def _run_trials(
     searcher.set_search_properties(metric, mode, constant_space(spec))
     scheduler = build_scheduler(spec)
     scheduler.set_search_properties(metric, mode)
-    records = run.read_journal()
-    trial_info = TrialInfoLog(run.trial_info_path)
-    with Journal(run.journal_path) as journal:
-        controller = LocalController(spec, searcher, scheduler, journal, trial_info, run.error_path)
+    records = run_dir.read_journal()
+    trial_info = TrialInfoLog(run_dir.trial_info_path)
+    with Journal(run_dir.journal_path) as journal:
+        controller = LocalController(
+            spec, searcher, scheduler, journal, trial_info, run_dir.error_path
+        )
         if not records and options.warm_start is not None:
             for line in options.warm_start.announcement():
                 log.print(line)
@@ -146,9 +148,9 @@ def _run_trials(
                     f"{seen.differing[:10]}; the recorded configs are kept"
                 )
         progress = TrialProgress(
-            run.events_path, spec.metric, spec.mode, spec.total_trials, log.stream,
-            terminal=log.out, log_path=run.log_path, rank_by=spec.ranking,
-            max_iterations=spec.iteration_budget, info_path=run.trial_info_path,
+            run_dir.events_path, spec.metric, spec.mode, spec.total_trials, log.stream,
+            terminal=log.out, log_path=run_dir.log_path, rank_by=spec.ranking,
+            max_iterations=spec.iteration_budget, info_path=run_dir.trial_info_path,
         )  # fmt: skip
         for trial in controller.order:  # finished before this invocation: kept as recorded
             if trial.outcome is not None:

@@ -58,7 +58,9 @@ class LocalEngine:
     def plan_lines(self, spec: SweepSpec) -> list[str]:
         return ["execution: local (trials in this process, no Ray)"]
 
-    def prepare(self, spec: SweepSpec, run: RunDir, options: EngineOptions, out: IO[str]) -> None:
+    def prepare(
+        self, spec: SweepSpec, run_dir: RunDir, options: EngineOptions, out: IO[str]
+    ) -> None:
         """The Ray Tune names the local engine uses (its searchers and schedulers are Ray
         Tune's) against the installed Ray; the GBM library is checked with the spec."""
         check_local_ray(out)
@@ -66,7 +68,7 @@ class LocalEngine:
     def run(
         self,
         spec: SweepSpec,
-        run: RunDir,
+        run_dir: RunDir,
         new: NewRun,
         options: EngineOptions,
         out: IO[str],
@@ -76,11 +78,11 @@ class LocalEngine:
 
         warm = new.warm_start
         local = LocalOptions(new.gpu_plan, spec, warm, warm is not None, self.notes(options))
-        return drive_local(spec, run, local, out, stop)
+        return drive_local(spec, run_dir, local, out, stop)
 
     def plan_resume(
         self,
-        run: RunDir,
+        run_dir: RunDir,
         stored: SweepSpec,
         state: dict[str, Any],
         plan: ResumePlan,
@@ -89,19 +91,19 @@ class LocalEngine:
         """Continue from the journal (finished trials kept, the rest run)."""
         extended = plan.spec.search.num_samples != stored.search.num_samples
         done = state.get("status") == "completed" and not extended
-        steps = () if done else (f"in-process from {run.journal_path.name}",)
+        steps = () if done else (f"in-process from {run_dir.journal_path.name}",)
         gpu_plan = plan_gpus(plan.spec, None, options.allow_cpu, False)
         return replace(plan, gpu_plan=gpu_plan, steps=steps)
 
     def resume(
-        self, run: RunDir, plan: ResumePlan, options: EngineOptions, out: IO[str],
+        self, run_dir: RunDir, plan: ResumePlan, options: EngineOptions, out: IO[str],
         stop: GracefulStop,
     ) -> int:  # fmt: skip
         from raysweep.engines.local.drive import LocalOptions, drive_local
 
         assert plan.gpu_plan is not None, "plan_resume sets it"
         local = LocalOptions(plan.gpu_plan, plan.record, plan.warm_start, notes=self.notes(options))
-        return drive_local(plan.spec, run, local, out, stop)
+        return drive_local(plan.spec, run_dir, local, out, stop)
 
 
 def check_local_ray(out: IO[str]) -> None:

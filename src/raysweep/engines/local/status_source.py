@@ -13,13 +13,13 @@ class JournalSource:
 
     label = "journal"
 
-    def holds(self, run: RunDir) -> bool:
-        return run.has_journal()
+    def holds(self, run_dir: RunDir) -> bool:
+        return run_dir.has_journal()
 
-    def counts(self, run: RunDir, state: dict[str, Any]) -> dict[str, int]:
+    def counts(self, run_dir: RunDir, state: dict[str, Any]) -> dict[str, int]:
         suggested: set[str] = set()
         counts: dict[str, int] = {}
-        for record in run.read_journal():
+        for record in run_dir.read_journal():
             if record.get("e") == SUGGEST:
                 suggested.add(str(record.get("id")))
             elif record.get("e") == END and str(record.get("id")) in suggested:

@@ -46,24 +46,26 @@ class RayEngine:
     def plan_lines(self, spec: SweepSpec) -> list[str]:
         return []
 
-    def prepare(self, spec: SweepSpec, run: RunDir, options: EngineOptions, out: IO[str]) -> None:
+    def prepare(
+        self, spec: SweepSpec, run_dir: RunDir, options: EngineOptions, out: IO[str]
+    ) -> None:
         """The installed Ray against the tested range and the declared targets; on a
-        cluster, join it and check it can run ``spec`` (``engines.ray.run.preflight``)."""
+        cluster, join it and check it can run ``spec`` (``engines.ray.drive.preflight``)."""
         check_installed_ray(out)
-        from raysweep.engines.ray.run import preflight  # imports Ray: checked just now
+        from raysweep.engines.ray.drive import preflight  # imports Ray: checked just now
 
-        self._ray = preflight(spec, run, ray_options(options))
+        self._ray = preflight(spec, run_dir, ray_options(options))
 
     def run(
         self,
         spec: SweepSpec,
-        run: RunDir,
+        run_dir: RunDir,
         new: NewRun,
         options: EngineOptions,
         out: IO[str],
         stop: GracefulStop,
     ) -> int:
-        from raysweep.engines.ray.run import DriveOptions, drive  # imports Ray: checked already
+        from raysweep.engines.ray.drive import DriveOptions, drive  # imports Ray: checked already
 
         first = Phase("fit", Part(TUNE_DIR, spec.total_trials, 0))
         drive_options = DriveOptions(
@@ -74,11 +76,11 @@ class RayEngine:
             warm_start=new.warm_start,
             record_warm_start=new.warm_start is not None,
         )
-        return int(drive(spec, run, [first], drive_options, out, stop))
+        return int(drive(spec, run_dir, [first], drive_options, out, stop))
 
     def plan_resume(
         self,
-        run: RunDir,
+        run_dir: RunDir,
         stored: SweepSpec,
         state: dict[str, Any],
         plan: ResumePlan,
@@ -86,10 +88,13 @@ class RayEngine:
     ) -> ResumePlan:
         """The phases left (restore, extend, retry) and the GPU plan ("auto" keeps the
         packing the run's probe chose; drive() applies it again, and logs it)."""
-        parts = recorded_parts(run, state, stored)
-        phases = plan_phases(run, parts, plan.spec, options.retry_errored)
+        parts = recorded_parts(run_dir, state, stored)
+        phases = plan_phases(run_dir, parts, plan.spec, options.retry_errored)
         gpu_plan = plan_gpus(
-            recorded_spec(plan.spec, run), options.gpus, options.allow_cpu, bool(options.address)
+            recorded_spec(plan.spec, run_dir),
+            options.gpus,
+            options.allow_cpu,
+            bool(options.address),
         )
         steps = tuple(f"{p.kind} {p.part.dir}/ ({p.part.trials} trials)" for p in phases)
         if not steps and state.get("status") != "completed":
@@ -97,10 +102,10 @@ class RayEngine:
         return replace(plan, gpu_plan=gpu_plan, steps=steps, work=phases)
 
     def resume(
-        self, run: RunDir, plan: ResumePlan, options: EngineOptions, out: IO[str],
+        self, run_dir: RunDir, plan: ResumePlan, options: EngineOptions, out: IO[str],
         stop: GracefulStop,
     ) -> int:  # fmt: skip
-        from raysweep.engines.ray.run import DriveOptions, drive  # imports Ray: checked by prepare
+        from raysweep.engines.ray.drive import DriveOptions, drive  # imports Ray: prepare checked
 
         assert plan.gpu_plan is not None, "plan_resume sets it"
         drive_options = DriveOptions(
@@ -111,7 +116,7 @@ class RayEngine:
             retry_errored=options.retry_errored,
             warm_start=plan.warm_start,
         )
-        return int(drive(plan.spec, run, plan.work, drive_options, out, stop))
+        return int(drive(plan.spec, run_dir, plan.work, drive_options, out, stop))
 
 
 def ray_options(options: EngineOptions) -> RayOptions:
@@ -156,7 +161,7 @@ class RayTrialRerun:
     def check(self, out: IO[str]) -> None:
         check_installed_ray(out)
 
-    def rerun(self, run: RunDir, trial_id: str | None, out: IO[str]) -> int:
+    def rerun(self, run_dir: RunDir, trial_id: str | None, out: IO[str]) -> int:
         from raysweep.engines.ray.rerun import rerun_trial
 
-        return rerun_trial(run, trial_id, out)
+        return rerun_trial(run_dir, trial_id, out)

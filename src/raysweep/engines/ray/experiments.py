@@ -15,27 +15,27 @@ from raysweep.results.trial_view import TrialView
 from raysweep.rundir import Part, RunDir
 
 
-def check_part(run: RunDir, part: Part) -> None:
+def check_part(run_dir: RunDir, part: Part) -> None:
     """ResumeError unless ``part`` is a Ray Tune experiment that Tuner.restore can read."""
-    run.check_restorable(part)
+    run_dir.check_restorable(part)
 
 
-def is_finished(run: RunDir, part: Part, retry_errored: bool) -> bool:
+def is_finished(run_dir: RunDir, part: Part, retry_errored: bool) -> bool:
     """Whether every trial of the part was created and ended (errored ones count unless retried)."""
-    trials = run.trial_states(part)
+    trials = run_dir.trial_states(part)
     final = ("TERMINATED",) if retry_errored else FINAL_STATUSES
     return len(trials) >= part.trials and all(t["status"] in final for t in trials)
 
 
-def load_trials(run: RunDir, parts: list[Part], metric: str, mode: str) -> list[TrialView]:
+def load_trials(run_dir: RunDir, parts: list[Part], metric: str, mode: str) -> list[TrialView]:
     """The trials of every part, from each experiment's newest snapshot."""
     from ray.tune import ExperimentAnalysis
 
     trials: list[TrialView] = []
     for part in parts:
-        if not run.has_snapshot(part):
+        if not run_dir.has_snapshot(part):
             continue
-        path, fs = run.ray_experiment(part)
+        path, fs = run_dir.ray_experiment(part)
         analysis = ExperimentAnalysis(
             path, storage_filesystem=fs, default_metric=metric, default_mode=mode
         )

@@ -34,10 +34,10 @@ from raysweep.gpu.autopack import (
     packing_record,
 )
 from raysweep.gpu.planning import PROBE_SECONDS, probe_iterations
+from raysweep.output_log import RunLog
 from raysweep.repro.manifest import record_gpus_auto
 from raysweep.run.signals import GracefulStop
 from raysweep.rundir import PROBE_DIR, RunDir
-from raysweep.runlog import RunLog
 from raysweep.schedulers.build import TIME_ATTR
 
 PROBE_BUDGET_S = 180.0  # the whole probe, worker start-up included
@@ -54,7 +54,7 @@ def packing_cap(spec: SweepSpec, num_gpus: int, cluster: Mapping[str, Any]) -> i
 
 def resolve_gpus_auto(
     spec: SweepSpec,
-    run: RunDir,
+    run_dir: RunDir,
     gpu_plan: GPUPlan,
     visible: str | None,
     cluster: Mapping[str, Any],
@@ -69,17 +69,17 @@ def resolve_gpus_auto(
         return spec
     if gpu_plan.cpu_fallback:
         return spec.with_gpus_per_trial(0.0)
-    record = run.read_packing()
+    record = run_dir.read_packing()
     if record is not None:
         log.print(
             f"gpus_per_trial auto: {float(record['gpus_per_trial']):g} GPU per trial, as the "
-            f"run's probe chose [recorded in {run.packing_path.name}]"
+            f"run's probe chose [recorded in {run_dir.packing_path.name}]"
         )
         return spec.with_gpus_per_trial(float(record["gpus_per_trial"]))
     if not gpu_plan.physical_ids:
         raise GPUError("resources.gpus_per_trial=auto: no local GPU to probe on")
     cap = packing_cap(spec, gpu_plan.num_gpus, cluster)
-    reading = probe_memory(spec, run, gpu_plan, visible, log, stop)
+    reading = probe_memory(spec, run_dir, gpu_plan, visible, log, stop)
     if reading is None:
         return None
     peak, _ = reading.peak()
@@ -90,8 +90,8 @@ def resolve_gpus_auto(
         )
     packing = choose_packing(peak, reading.gpu_free_mb, DEFAULT_HEADROOM, cap)
     record = packing_record(reading, packing, DEFAULT_HEADROOM, cap)
-    run.write_packing(record)
-    record_gpus_auto(run, record)
+    run_dir.write_packing(record)
+    record_gpus_auto(run_dir, record)
     log.print(describe(record))
     for warning in record["warnings"]:
         log.print(f"warning: {warning}")
@@ -100,14 +100,14 @@ def resolve_gpus_auto(
 
 def probe_memory(
     spec: SweepSpec,
-    run: RunDir,
+    run_dir: RunDir,
     gpu_plan: GPUPlan,
     visible: str | None,
     log: RunLog,
     stop: GracefulStop,
 ) -> ProbeReading | None:
     """Run one trial alone on a whole GPU and measure it; None when a signal stopped it."""
-    probe_dir = run.probe_dir
+    probe_dir = run_dir.probe_dir
     shutil.rmtree(probe_dir, ignore_errors=True)  # what an interrupted probe left
     probe_dir.mkdir(parents=True, exist_ok=True)
     options = probe_options(spec, probe_dir, visible, stop)

@@ -11,8 +11,8 @@ from raysweep._raycompat.private_name import parse_version
 from raysweep._raycompat.startup_check import ray_version
 from raysweep.config.schema import HyperbandScheduler, SweepSpec
 from raysweep.engines.ray.ray_session import RayInfo
+from raysweep.output_log import RunLog
 from raysweep.rundir import RunDir
-from raysweep.runlog import RunLog
 from raysweep.schedulers.build import pause_points
 from raysweep.schedulers.hyperband import hyperband_largest_bracket
 from raysweep.search.checks import search_warnings
@@ -88,7 +88,7 @@ def dashboard_warning(host: str) -> str:
     )
 
 
-def announce_dashboard(run: RunDir, ray: RayInfo, log: RunLog) -> None:
+def announce_dashboard(run_dir: RunDir, ray: RayInfo, log: RunLog) -> None:
     """Print the dashboard's URL, how to reach it and authenticate; record it in state.json."""
     if ray.dashboard_url is None:
         return
@@ -101,7 +101,7 @@ def announce_dashboard(run: RunDir, ray: RayInfo, log: RunLog) -> None:
             f"then open http://127.0.0.1:{port}"
         )
     log.print(token_auth_line(ray.started_here))
-    run.update_state(dashboard_url=url)
+    run_dir.update_state(dashboard_url=url)
 
 
 # Ray turns token authentication on for a local ray.init from this release on

@@ -24,32 +24,32 @@ class Phase:
     continued_from: str | None = None  # earlier experiment whose searcher a new one continues
 
 
-def recorded_parts(run: RunDir, state: dict[str, Any], stored: SweepSpec) -> list[Part]:
+def recorded_parts(run_dir: RunDir, state: dict[str, Any], stored: SweepSpec) -> list[Part]:
     """The run's experiments from state.json (or ``tune/`` alone for older run directories)."""
     if "experiments" in state:
-        return run.parts(state)
-    if run.has_experiment(TUNE_DIR):
+        return run_dir.parts(state)
+    if run_dir.has_experiment(TUNE_DIR):
         return [Part(TUNE_DIR, stored.total_trials, 0)]
-    if state.get("status") == "completed" or run.has_results():
+    if state.get("status") == "completed" or run_dir.has_results():
         raise ResumeError(
-            f"{run.where(TUNE_DIR)} is missing: Ray Tune's experiment directory is gone. "
+            f"{run_dir.where(TUNE_DIR)} is missing: Ray Tune's experiment directory is gone. "
             "Nothing was changed."
         )
     return []
 
 
 def plan_phases(
-    run: RunDir, parts: list[Part], spec: SweepSpec, retry_errored: bool
+    run_dir: RunDir, parts: list[Part], spec: SweepSpec, retry_errored: bool
 ) -> list[Phase]:
     """Restore what is unfinished, then add an extension for any extra trials."""
     for part in parts:
-        check_part(run, part)
+        check_part(run_dir, part)
     phases: list[Phase] = []
     for i, part in enumerate(parts):
         previous = parts[i - 1].dir if i else None
-        if not run.has_snapshot(part):  # killed before Ray's first snapshot: start over
+        if not run_dir.has_snapshot(part):  # killed before Ray's first snapshot: start over
             phases.append(Phase("fit", part, previous))
-        elif not is_finished(run, part, retry_errored):
+        elif not is_finished(run_dir, part, retry_errored):
             phases.append(Phase("restore", part))
     have = sum(p.trials for p in parts)
     if not parts:

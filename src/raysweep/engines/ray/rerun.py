@@ -28,11 +28,11 @@ from raysweep.errors import ConfigError, SweepError
 from raysweep.gpu.allocation import GPUPlan, gpu_env
 from raysweep.gpu.planning import plan_gpus, recorded_spec
 from raysweep.gpu.sharing import AUTO, MPS, gpu_sharing
+from raysweep.output_log import RunLog
 from raysweep.report.collect import collect
 from raysweep.repro.determinism import DETERMINISM_ENV
 from raysweep.results.records import SweepResult, TrialRecord
 from raysweep.rundir import RunDir
-from raysweep.runlog import RunLog
 from raysweep.schedulers.build import TIME_ATTR
 
 
@@ -58,19 +58,19 @@ class Comparison:
         )
 
 
-def rerun_trial(run: RunDir, trial_id: str | None, out: IO[str] = sys.stdout) -> int:
-    """Rerun ``trial_id`` (default: the best trial) of ``run``; 0 on a match, 1 otherwise."""
-    spec = run.read_spec()
-    result = run.read_results()
-    record = pick_trial(run, result, trial_id)
-    with RunLog(run.log_path, out) as log:
+def rerun_trial(run_dir: RunDir, trial_id: str | None, out: IO[str] = sys.stdout) -> int:
+    """Rerun ``trial_id`` (default: the best trial) of ``run_dir``; 0 on a match, 1 otherwise."""
+    spec = run_dir.read_spec()
+    result = run_dir.read_results()
+    record = pick_trial(run_dir, result, trial_id)
+    with RunLog(run_dir.log_path, out) as log:
         log.print(
             f"Rerunning trial {record.trial_id} (#{record.index}, seed {record.seed}) of "
             f"{spec.name!r} for {record.iterations} iteration(s): {spec.trainable}"
         )
-        for warning in run.read_manifest().get("warnings", []):
+        for warning in run_dir.read_manifest().get("warnings", []):
             log.print(f"note: {warning}")
-        rerun = run_alone(spec, run, record, log.print)
+        rerun = run_alone(spec, run_dir, record, log.print)
         if rerun.status == "errored":
             lines = (rerun.error or "").strip().splitlines()
             log.print(f"recorded: {spec.metric} last={record.last.get(spec.metric)!r}")
@@ -82,12 +82,11 @@ def rerun_trial(run: RunDir, trial_id: str | None, out: IO[str] = sys.stdout) ->
         return 0 if comparison.matches else 1
 
 
-def pick_trial(run: RunDir, result: SweepResult, trial_id: str | None) -> TrialRecord:
+def pick_trial(run_dir: RunDir, result: SweepResult, trial_id: str | None) -> TrialRecord:
     """The trial asked for, else best_config.json's, else the best in results.json."""
-    run_dir = str(run)  # its path, or its URI
     by_id = {t.trial_id: t for t in result.trials}
     if trial_id is None:
-        best_file = run.read_best()
+        best_file = run_dir.read_best()
         if best_file is not None:
             trial_id = str(best_file["trial_id"])
         else:
@@ -113,14 +112,14 @@ def pick_trial(run: RunDir, result: SweepResult, trial_id: str | None) -> TrialR
 
 
 def run_alone(
-    spec: SweepSpec, run: RunDir, record: TrialRecord, say: Callable[[str], None] = print
+    spec: SweepSpec, run_dir: RunDir, record: TrialRecord, say: Callable[[str], None] = print
 ) -> TrialRecord:
     """Run the recorded trial alone in a temporary directory; its new record.
 
     Starts (and afterwards stops) a local Ray unless this process already has one.
     """
-    cpu_fallback = bool(run.read_manifest().get("gpu_plan", {}).get("cpu_fallback", False))
-    spec = _shared_where_possible(_resolved_gpus(spec, run, cpu_fallback))
+    cpu_fallback = bool(run_dir.read_manifest().get("gpu_plan", {}).get("cpu_fallback", False))
+    spec = _shared_where_possible(_resolved_gpus(spec, run_dir, cpu_fallback))
     plan = _gpu_plan(spec, record, cpu_fallback)
     if not ray_running():  # CUDA numbering is fixed when Ray starts, as in `sweep run`
         os.environ.update(gpu_env(plan))
@@ -131,7 +130,7 @@ def run_alone(
         env_vars=dict(DETERMINISM_ENV) if spec.reproducibility.deterministic else {},
     )
     with (
-        gpu_sharing(run, plan, say),
+        gpu_sharing(run_dir, plan, say),
         ray_session(ray_options),
         tempfile.TemporaryDirectory(prefix="raysweep-repro-") as tmp,
     ):
@@ -152,17 +151,17 @@ def run_alone(
         ).trials[0]
 
 
-def _resolved_gpus(spec: SweepSpec, run: RunDir, cpu_fallback: bool) -> SweepSpec:
+def _resolved_gpus(spec: SweepSpec, run_dir: RunDir, cpu_fallback: bool) -> SweepSpec:
     """``gpus_per_trial: "auto"`` as the run resolved it: its recorded packing (no probe)."""
     if not spec.resources.gpus_auto:
         return spec
     if cpu_fallback:
         return spec.with_gpus_per_trial(0.0)
-    resolved = recorded_spec(spec, run)
+    resolved = recorded_spec(spec, run_dir)
     if resolved.resources.gpus_auto:
         raise SweepError(
-            f"{run}: resources.gpus_per_trial is 'auto' but the run recorded no packing "
-            f"({run.packing_path.name} is missing); cannot rerun its trials the same way"
+            f"{run_dir}: resources.gpus_per_trial is 'auto' but the run recorded no packing "
+            f"({run_dir.packing_path.name} is missing); cannot rerun its trials the same way"
         )
     return resolved
 

@@ -20,7 +20,7 @@ def scheduler_keys(spec: SweepSpec) -> tuple[str, ...]:
     return tuple(dict.fromkeys(keys))
 
 
-def recorded_trials(run: RunDir, part: Part, spec: SweepSpec) -> list[RecordedTrial]:
+def recorded_trials(run_dir: RunDir, part: Part, spec: SweepSpec) -> list[RecordedTrial]:
     """The trials of ``part``'s newest snapshot in creation order, with their recorded rows.
 
     The snapshot lists its trials in no fixed order (Ray keeps them in a set until
@@ -28,7 +28,7 @@ def recorded_trials(run: RunDir, part: Part, spec: SweepSpec) -> list[RecordedTr
     in the order the searcher suggested them: Hyperband's brackets are filled in
     the order trials are added.
     """
-    with run.local_experiment(part, write_back=False) as exp_dir:
+    with run_dir.local_experiment(part, write_back=False) as exp_dir:
         states = experiment_state.read_trial_states(exp_dir)
         rows = experiment_state.read_trial_rows(exp_dir, scheduler_keys(spec))
     states = sorted(states, key=_suggested_at)

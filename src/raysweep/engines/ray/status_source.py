@@ -20,16 +20,16 @@ class SnapshotSource:
 
     label = "snapshot"
 
-    def holds(self, run: RunDir) -> bool:
+    def holds(self, run_dir: RunDir) -> bool:
         """Any run directory: one without a snapshot yet has no trials to count."""
         return True
 
-    def counts(self, run: RunDir, state: dict[str, Any]) -> dict[str, int]:
+    def counts(self, run_dir: RunDir, state: dict[str, Any]) -> dict[str, int]:
         counts: dict[str, int] = {}
-        for part in run.parts(state):
-            if not run.has_experiment(part):
+        for part in run_dir.parts(state):
+            if not run_dir.has_experiment(part):
                 continue
-            for trial in run.trial_states(part):
+            for trial in run_dir.trial_states(part):
                 name = _RAY_STATUS.get(trial["status"], str(trial["status"]).lower())
                 counts[name] = counts.get(name, 0) + 1
         return counts

@@ -1,4 +1,4 @@
-"""engines/ray/run.py: warm-start points go to the run's first experiment only, never to a
+"""engines/ray/drive.py: warm-start points go to the run's first experiment only, never to a
 restore, an extension or an experiment whose searcher is continued from an earlier one."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+from raysweep.engines.ray.drive import _first_points, _log_warm_start
 from raysweep.engines.ray.phases import Phase
-from raysweep.engines.ray.run import _first_points, _log_warm_start
+from raysweep.output_log import RunLog
 from raysweep.rundir import Part
-from raysweep.runlog import RunLog
 from raysweep.search.points import WarmStart
 
 WARM = WarmStart("export.json", ({"x": 0.25}, {"x": 0.75}), ())

@@ -41,6 +41,7 @@ from raysweep.engines.ray.tuner import BuildOptions
 from raysweep.gpu.allocation import GPUPlan, gpu_env
 from raysweep.gpu.monitor import ResourceMonitor
 from raysweep.gpu.sharing import gpu_sharing
+from raysweep.output_log import RunLog
 from raysweep.report.preload import preload_report_imports
 from raysweep.repro.determinism import DETERMINISM_ENV
 from raysweep.repro.manifest import add_manifest_warning
@@ -51,7 +52,6 @@ from raysweep.run.opening import announce_opening
 from raysweep.run.outputs import collect_result, write_outputs
 from raysweep.run.signals import GracefulStop
 from raysweep.rundir import Part, RunDir
-from raysweep.runlog import RunLog
 from raysweep.schedulers.restore import resume_note
 from raysweep.search.points import WarmStart
 
@@ -71,7 +71,7 @@ class DriveOptions:
 
 def drive(
     spec: SweepSpec,
-    run: RunDir,
+    run_dir: RunDir,
     phases: list[Phase],
     options: DriveOptions,
     out: IO[str],
@@ -84,16 +84,16 @@ def drive(
     """
 
     def body(log: RunLog) -> SweepResult:
-        start_run(run, spec, options.gpu_plan, options.record, options.warm_start,
-                  options.record_warm_start, run.read_packing())  # fmt: skip
-        return _drive(spec, run, phases, options, log, stop)
+        start_run(run_dir, spec, options.gpu_plan, options.record, options.warm_start,
+                  options.record_warm_start, run_dir.read_packing())  # fmt: skip
+        return _drive(spec, run_dir, phases, options, log, stop)
 
-    return drive_locked(run, out, stop, body)
+    return drive_locked(run_dir, out, stop, body)
 
 
 def _drive(
     spec: SweepSpec,
-    run: RunDir,
+    run_dir: RunDir,
     phases: list[Phase],
     options: DriveOptions,
     log: RunLog,
@@ -104,9 +104,9 @@ def _drive(
     visible = _apply_gpu_plan(options, log)
     log.print(
         f"Sweep {spec.name!r}: {spec.total_trials} trials, {spec.search.algorithm} "
-        f"search, {spec.scheduler.type} scheduler, seed {spec.seed} -> {run}"
+        f"search, {spec.scheduler.type} scheduler, seed {spec.seed} -> {run_dir}"
     )
-    announce_opening(spec, run, log)
+    announce_opening(spec, run_dir, log)
     for notice in run_notices(spec):
         log.print(notice)
     _log_warm_start(options.warm_start, phases, log)
@@ -117,31 +117,31 @@ def _drive(
     if local_dashboard and not is_loopback(wanted.dashboard_host):
         warning = dashboard_warning(wanted.dashboard_host)
         log.print(warning)
-        add_manifest_warning(run, warning)
+        add_manifest_warning(run_dir, warning)
     preload_report_imports()  # done while Ray starts, not after the last trial
     # Ray starts even with no phase left: Ray's Trial objects need it to find files.
     # The sweep's MPS daemon (gpu_sharing) outlives Ray: started before its workers, stopped after.
-    sharing = gpu_sharing(run, options.gpu_plan, log.print)
+    sharing = gpu_sharing(run_dir, options.gpu_plan, log.print)
     with sharing, ray_session(_ray_options(spec, options.ray, options.gpu_plan.num_gpus)) as ray:
         stop.check()
-        announce_dashboard(run, ray, log)
+        announce_dashboard(run_dir, ray, log)
         if in_ray_job():  # Ray may remove the job's working directory under us
-            os.chdir(run.path)
+            os.chdir(run_dir.path)
         if options.ray.address:  # a cluster: can every node read the data?
             check_paths_on_nodes(data_paths(spec), _working_dir(options))
         cluster = ray.resources
-        live = _run_phases(spec, run, phases, options, visible, cluster, log, stop)
+        live = _run_phases(spec, run_dir, phases, options, visible, cluster, log, stop)
         stop.check()  # results.json stays what the last finished invocation wrote
-        result = collect_result(spec, run, run_trials(spec, run, live), started)
+        result = collect_result(spec, run_dir, run_trials(spec, run_dir, live), started)
         # Written while Ray shuts down: they need the run directory, not Ray.
         outputs = ThreadPoolExecutor(1, thread_name_prefix="raysweep-outputs")
-        written = outputs.submit(write_outputs, result, run)
+        written = outputs.submit(write_outputs, result, run_dir)
     with outputs:
         written.result()
     return result
 
 
-def preflight(spec: SweepSpec, run: RunDir, ray: RayOptions) -> RayOptions:
+def preflight(spec: SweepSpec, run_dir: RunDir, ray: RayOptions) -> RayOptions:
     """On a cluster, before anything is written: what travels, then join and check.
 
     Returns ``ray`` with the code that travels (engines/ray/shipping.py); raises a
@@ -153,7 +153,7 @@ def preflight(spec: SweepSpec, run: RunDir, ray: RayOptions) -> RayOptions:
     if in_ray_job():  # the job's own runtime environment carries the code
         shipment = Shipment(working_dir=ray.working_dir, in_job=True)
     else:
-        storage = None if run.is_remote else run.path.parent
+        storage = None if run_dir.is_remote else run_dir.path.parent
         shipment = plan_shipment(spec.trainable, ray.working_dir, storage)
         ray = replace(
             ray,
@@ -188,7 +188,7 @@ def _working_dir(options: DriveOptions) -> Path | None:
 
 def _run_phases(
     spec: SweepSpec,
-    run: RunDir,
+    run_dir: RunDir,
     phases: list[Phase],
     options: DriveOptions,
     visible: str | None,
@@ -201,19 +201,19 @@ def _run_phases(
     A spec with ``gpus_per_trial: "auto"`` is resolved first (engines/ray/gpu_probe.py).
     """
     live: dict[str, list[Any]] = {}
-    with ResourceMonitor(run.usage_path, gpu_ids=options.gpu_plan.physical_ids):
-        resolved = resolve_gpus_auto(spec, run, options.gpu_plan, visible, cluster, log, stop)
+    with ResourceMonitor(run_dir.usage_path, gpu_ids=options.gpu_plan.physical_ids):
+        resolved = resolve_gpus_auto(spec, run_dir, options.gpu_plan, visible, cluster, log, stop)
         for phase in phases:
             stop.check()
             if resolved is None:
                 break
-            live[phase.part.dir] = _run_phase(resolved, run, phase, options, visible, log, stop)
+            live[phase.part.dir] = _run_phase(resolved, run_dir, phase, options, visible, log, stop)
     return live
 
 
 def _run_phase(
     spec: SweepSpec,
-    run: RunDir,
+    run_dir: RunDir,
     phase: Phase,
     options: DriveOptions,
     visible: str | None,
@@ -222,47 +222,47 @@ def _run_phase(
 ) -> list[Any]:
     # Read by Ray Tune when fit() starts.
     apply_run_env_defaults(spec.total_trials, buffer_results=buffers_results(spec))
-    parts = run.parts()
+    parts = run_dir.parts()
     index = next((i for i, p in enumerate(parts) if p.dir == phase.part.dir), len(parts))
     progress = ProgressCallback(
-        run.events_path,
+        run_dir.events_path,
         spec.metric,
         spec.mode,
         spec.total_trials,
         log.stream,
         terminal=log.out,  # a live display when it is a terminal (run/live.py)
-        log_path=run.log_path,
+        log_path=run_dir.log_path,
         rank_by=spec.ranking,
         max_iterations=spec.iteration_budget,
-        info_path=_trial_info_path(run, options),
+        info_path=_trial_info_path(run_dir, options),
     )
     # the earlier experiments' trials: the count and best so far
-    for trial in load_trials(run, parts[:index], spec.metric, spec.mode):
+    for trial in load_trials(run_dir, parts[:index], spec.metric, spec.mode):
         progress.count_finished(trial)
     restoring = phase.kind == "restore"
-    storage_path, storage_fs = run.ray_storage()
+    storage_path, storage_fs = run_dir.ray_storage()
     build = BuildOptions(
         run_dir=storage_path,
         storage_filesystem=storage_fs,
         driver_visible_devices=visible,
-        callbacks=(progress, StopCallback(stop), LostNodeCallback(run.events_path, log.stream)),
+        callbacks=(progress, StopCallback(stop), LostNodeCallback(run_dir.events_path, log.stream)),
         cpu_fallback=options.gpu_plan.cpu_fallback,
         experiment=phase.part.dir,
         num_samples=phase.part.trials,
         start_index=phase.part.start_index,
         warm_start_points=_first_points(phase, options.warm_start),
-        info_path=_trial_info_path(run, options),
+        info_path=_trial_info_path(run_dir, options),
         working_dir=_working_dir(options),
     )
     if restoring:
         log.print(f"Resuming {phase.part.dir}/ (finished trials kept, unfinished ones continue)")
-        for note in _repair(run, phase.part):
+        for note in _repair(run_dir, phase.part):
             log.print(f"  {note}")
-        recorded = recorded_trials(run, phase.part, spec)  # the scheduler's history
+        recorded = recorded_trials(run_dir, phase.part, spec)  # the scheduler's history
         unrebuilt = resume_note(spec.scheduler.type)
         if unrebuilt:
             log.print(f"  {unrebuilt}")
-        restore, _ = run.ray_experiment(phase.part)  # Tuner.restore reads the storage
+        restore, _ = run_dir.ray_experiment(phase.part)  # Tuner.restore reads the storage
         return run_tuner(
             spec, build, restore=restore, retry_errored=options.retry_errored, recorded=recorded
         )
@@ -273,30 +273,30 @@ def _run_phase(
             f"{phase.part.start_index}...{last}, searcher continued from {phase.continued_from}/)"
         )
     if phase.part not in parts:
-        run.set_parts([*parts, phase.part])
+        run_dir.set_parts([*parts, phase.part])
     if not phase.continued_from:
         return run_tuner(spec, build)
-    with run.local_experiment(phase.continued_from, write_back=False) as earlier:
+    with run_dir.local_experiment(phase.continued_from, write_back=False) as earlier:
         return run_tuner(spec, replace(build, continued_from=earlier))
 
 
-def _trial_info_path(run: RunDir, options: DriveOptions) -> Path | None:
+def _trial_info_path(run_dir: RunDir, options: DriveOptions) -> Path | None:
     """Where trial processes append trial_info.jsonl (None: nowhere).
 
     The run directory (shared storage on a cluster), or a remote run's staging
     directory, which only this machine has: none then with a cluster, whose
     results lack the trials' node and GPU ids (seeds follow the seed rule).
     """
-    return None if run.is_remote and options.ray.address else run.trial_info_path
+    return None if run_dir.is_remote and options.ray.address else run_dir.trial_info_path
 
 
-def _repair(run: RunDir, part: Part) -> list[str]:
+def _repair(run_dir: RunDir, part: Part) -> list[str]:
     """Catch a killed experiment's snapshot up with its checkpoints (``_raycompat/repair.py``).
 
     A remote run's experiment is repaired in a staging copy and written back.
     """
-    with run.local_experiment(part) as exp_dir:
-        return repair_snapshot(exp_dir, run.ray_experiment(part) if run.is_remote else None)
+    with run_dir.local_experiment(part) as exp_dir:
+        return repair_snapshot(exp_dir, run_dir.ray_experiment(part) if run_dir.is_remote else None)
 
 
 def _first_points(phase: Phase, warm_start: WarmStart | None) -> tuple[dict[str, Any], ...]:
@@ -316,7 +316,7 @@ def _log_warm_start(warm_start: WarmStart | None, phases: list[Phase], log: RunL
 
 
 def run_trials(
-    spec: SweepSpec, run: RunDir, live: Mapping[str, list[Any]] | None = None
+    spec: SweepSpec, run_dir: RunDir, live: Mapping[str, list[Any]] | None = None
 ) -> list[TrialView]:
     """The trials of every experiment of the run (what results.json is collected from).
 
@@ -325,11 +325,11 @@ def run_trials(
     """
     live = live or {}
     trials: list[TrialView] = []
-    for part in run.parts():
+    for part in run_dir.parts():
         if part.dir in live:
             trials.extend(trial_view(t) for t in live[part.dir])
         else:
-            trials.extend(load_trials(run, [part], spec.metric, spec.mode))
+            trials.extend(load_trials(run_dir, [part], spec.metric, spec.mode))
     return trials
 
 
