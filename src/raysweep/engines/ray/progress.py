@@ -2,7 +2,7 @@
 
 Being a ``TrialProgressCallback``, it replaces the one Ray Tune would add, which
 formats every trial's whole result even when it prints nothing (~10% of the
-driver's time per no-op trial, measured with benchmarks.knobs).
+driver's time per no-op trial, measured with `python -m benchmarks.run knobs`).
 """
 
 from __future__ import annotations

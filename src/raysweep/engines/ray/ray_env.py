@@ -1,6 +1,6 @@
 """Ray Tune performance settings raysweep applies before Ray Tune is imported.
 
-Each setting was measured with ``python -m benchmarks.knobs`` (figures and the
+Each setting was measured with ``python -m benchmarks.run knobs`` (figures and the
 trade-offs in benchmarks/BENCHMARKS.md). A value the user already exported wins.
 """
 
