@@ -111,10 +111,11 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               "the real searcher chain on a simulated clock, many seeds",
               "--seeds 3 --problems mfh3",
               usage="[--seeds N] [--trials N] [--slots N] [--problems P] [--recipes R]"),
-    Benchmark("asha_rule", "Ray's ASHA rung rule vs Optuna's successive halving under the "
-              "same TPE on a simulated clock, many seeds",
+    Benchmark("asha_rule", "ASHA's rung rules vs Optuna's successive halving under the "
+              "same sampler on a simulated clock, many seeds; and which trial to return",
               "--seeds 3 --problems mfh3",
-              usage="[--seeds N] [--trials N] [--workers N] [--problems P]"),
+              usage="[--seeds N] [--first-seed S] [--trials N] [--workers N] [--problems P] "
+                    "[--sampler tpe|random] [--incumbents]"),
 )  # fmt: skip
 
 BY_NAME: dict[str, Benchmark] = {b.name: b for b in BENCHMARKS}

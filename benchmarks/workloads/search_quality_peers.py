@@ -112,12 +112,15 @@ def optuna_run(record: Record, seed: int, workers: int, pruner: str) -> None:
     optuna_pruned_run(record, seed, workers, pruners[pruner]())
 
 
-def optuna_pruned_run(record: Record, seed: int, workers: int, pruner: Any) -> None:
-    """Optuna 5 TPE (its defaults) whose trials ``pruner`` (an Optuna pruner) may stop."""
+def optuna_pruned_run(record: Record, seed: int, workers: int, pruner: Any,
+                      sampler: str = "tpe") -> None:  # fmt: skip
+    """Optuna 5 TPE (its defaults; ``sampler="random"``: its random sampler) whose trials
+    ``pruner`` (an Optuna pruner) may stop."""
     import optuna
 
     z_max = record.problem.max_fidelity
-    study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=seed), pruner=pruner)
+    samplers = {"tpe": optuna.samplers.TPESampler, "random": optuna.samplers.RandomSampler}
+    study = optuna.create_study(sampler=samplers[sampler](seed=seed), pruner=pruner)
     record.own = lambda: _optuna_best(study)
 
     def start() -> tuple[Any, dict[str, Any]]:

@@ -152,11 +152,23 @@ def test_the_asha_rule_comparison_runs_every_rule_on_the_same_budget() -> None:
             self.number, self.last_step, self.intermediate_values = number, 1, {1: value}
 
     losses = (0.5, 0.4, 0.42, 0.3, 0.6)  # 0.42: above Ray's 67th percentile of the two before
-    ray, rank = asha_rule.ray_pruner(max_t=27), asha_rule.ray_pruner(max_t=27, rank=True)
+    ray, rank = asha_rule.ray_pruner(max_t=27), asha_rule.ray_pruner(max_t=27, rule="rank")
     assert [ray.prune(None, Trial(n, v)) for n, v in enumerate(losses)] == [
         False, False, False, False, True]  # fmt: skip
     assert [rank.prune(None, Trial(n, v)) for n, v in enumerate(losses)] == [
         False, False, True, False, True]  # fmt: skip
+    quorum = asha_rule.ray_pruner(max_t=27, rule="quorum")  # none passes before 3 results
+    assert [quorum.prune(None, Trial(n, v)) for n, v in enumerate(losses)] == [
+        True, True, True, False, True]  # fmt: skip
+
+
+def test_the_incumbent_comparison_reads_both_rules_from_one_run() -> None:
+    from benchmarks.standalone import asha_rule
+
+    run = asha_rule.run("mfh3", "raysweep-quorum", seed=1, budget=120, workers=4,
+                        sampler="random")  # fmt: skip
+    assert asha_rule._regret(run, 120) != float("inf")  # best value at any fidelity
+    assert asha_rule._regret(run, 5, "complete") == asha_rule._regret(run, 5)  # none complete
 
 
 def test_reuse_never_takes_a_run_recorded_under_another_resolved_spec(tmp_path: Path) -> None:
