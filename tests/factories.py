@@ -19,6 +19,7 @@ Not a test module.
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import signal
 import socket
@@ -121,34 +122,24 @@ def sweep_in_process(
     return code, RunDir(tmp_path / "runs" / data["name"]), out.getvalue()
 
 
-GBMS = ("lightgbm", "xgboost", "catboost")
+# a built-in model's data and one parameter: (trainable_args, space)
+MODELS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    **{gbm: ({"dataset": "breast_cancer", "num_boost_round": 10},
+             {"learning_rate": {"type": "loguniform", "low": 0.01, "high": 0.3}})
+       for gbm in ("lightgbm", "xgboost", "catboost")},
+    "torch_mlp": ({"dataset": "wine", "epochs": 2},
+                  {"lr": {"type": "loguniform", "low": 0.001, "high": 0.1}}),
+}  # fmt: skip
 
 
 def _base_sweep(trainable: str) -> dict[str, Any]:
     """A fresh copy of :func:`make_sweep`'s base for ``trainable``."""
     one_at_a_time = {"algorithm": "random", "num_samples": 2, "max_concurrent": 1}
-    if trainable in GBMS:
-        return {
-            "name": trainable,
-            "trainable": trainable,
-            "trainable_args": {"dataset": "breast_cancer", "num_boost_round": 10},
-            "metric": "val_loss",
-            "mode": "min",
-            "space": {"learning_rate": {"type": "loguniform", "low": 0.01, "high": 0.3}},
-            "search": one_at_a_time,
-            "seed": 42,
-        }
-    if trainable == "torch_mlp":
-        return {
-            "name": trainable,
-            "trainable": trainable,
-            "trainable_args": {"dataset": "wine", "epochs": 2},
-            "metric": "val_loss",
-            "mode": "min",
-            "space": {"lr": {"type": "loguniform", "low": 0.001, "high": 0.1}},
-            "search": one_at_a_time,
-            "seed": 42,
-        }
+    if trainable in MODELS:
+        args, space = copy.deepcopy(MODELS[trainable])
+        return {"name": trainable, "trainable": trainable, "trainable_args": args,
+                "metric": "val_loss", "mode": "min", "space": space,
+                "search": one_at_a_time, "seed": 42}  # fmt: skip
     if trainable == "trading":
         return {
             "name": "t",

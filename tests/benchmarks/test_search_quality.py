@@ -165,10 +165,12 @@ def test_the_asha_rule_comparison_runs_every_rule_on_the_same_budget() -> None:
 def test_the_incumbent_comparison_reads_both_rules_from_one_run() -> None:
     from benchmarks.standalone import asha_rule
 
-    run = asha_rule.run("mfh3", "raysweep-quorum", seed=1, budget=120, workers=4,
+    run = asha_rule.run("mfh3", "raysweep-quorum", seed=1, budget=540, workers=4,
                         sampler="random")  # fmt: skip
     assert asha_rule._regret(run, 120) != float("inf")  # best value at any fidelity
     assert asha_rule._regret(run, 5, "complete") == asha_rule._regret(run, 5)  # none complete
+    assert run[-1][5] is not None  # a trial completed: Optuna's best_trial is returned
+    assert asha_rule._regret(run, 540, "complete") == run[-1][5]
 
 
 def test_reuse_never_takes_a_run_recorded_under_another_resolved_spec(tmp_path: Path) -> None:

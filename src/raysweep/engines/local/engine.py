@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any
 
+from raysweep.engines.local.capabilities import check_runnable
 from raysweep.errors import ConfigError
 from raysweep.gpu.planning import plan_gpus
 from raysweep.storage import is_uri
@@ -28,8 +29,6 @@ class LocalEngine:
 
     def check_options(self, spec: SweepSpec, options: EngineOptions) -> None:
         """ConfigError for a spec or flags an in-process run cannot honour."""
-        from raysweep.engines.local.capabilities import check_runnable
-
         check_runnable(spec)
         if options.address:
             raise ConfigError(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any
 
+from raysweep.engines.ray.loggers import check_logging
 from raysweep.engines.ray.phases import Phase, plan_phases, recorded_parts
 from raysweep.gpu.planning import plan_gpus, recorded_spec
 from raysweep.rundir import TUNE_DIR, Part, RunDir
@@ -32,8 +33,6 @@ class RayEngine:
     def check_options(self, spec: SweepSpec, options: EngineOptions) -> None:
         """Every flag has a meaning with Ray; an explicit ``--dashboard`` needs its extra,
         and the spec's ``logging`` the loggers' libraries (ConfigError, nothing written)."""
-        from raysweep.engines.ray.loggers import check_logging
-
         check_logging(spec)
         if options.dashboard:
             from raysweep.engines.ray.dashboard_extra import choose_dashboard
