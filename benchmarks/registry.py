@@ -116,6 +116,12 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               "--seeds 3 --problems mfh3",
               usage="[--seeds N] [--first-seed S] [--trials N] [--workers N] [--problems P] "
                     "[--sampler tpe|random] [--incumbents]"),
+    Benchmark("return_rule", "which trial a sweep that stops trials early returns: the best "
+              "value at any fidelity, the best complete trial, or the best at the highest "
+              "fidelity 3 trials reached, on the same simulated runs",
+              "--seeds 2 --problems mfh3",
+              usage="[--seeds N] [--first-seed S] [--trials N] [--workers N] [--problems P] "
+                    "[--quorum K]"),
 )  # fmt: skip
 
 BY_NAME: dict[str, Benchmark] = {b.name: b for b in BENCHMARKS}
