@@ -88,6 +88,18 @@ def regrets(runs: Sequence[Sequence[Report]], problem: Problem, budget: float, r
     return out
 
 
+def cached_regret(problem: Problem) -> Callable[[tuple[Any, ...]], float]:
+    """``problem``'s true regret of a trial's configuration, each computed once."""
+    cache: dict[tuple[Any, ...], float] = {}
+
+    def regret(trial: tuple[Any, ...]) -> float:
+        if trial not in cache:
+            cache[trial] = problem.regret(dict(trial))
+        return cache[trial]
+
+    return regret
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog=prog("return_rule"), description=__doc__.splitlines()[0])
     p.add_argument("--problems", default="mfh3,mfh6,lgbm,xgb",
@@ -108,13 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             p.error(f"{name} has no fidelity axis: every rule returns the same trial")
         budget = args.trials * problem.max_fidelity
         runs = [reports(name, seed, budget, args.workers) for seed in seeds]
-        cache: dict[tuple[Any, ...], float] = {}
-
-        def regret(trial: tuple[Any, ...]) -> float:
-            if trial not in cache:
-                cache[trial] = problem.regret(dict(trial))
-            return cache[trial]
-
+        regret = cached_regret(problem)
         for f in FRACTIONS:
             at = {rule: regrets(runs, problem, f * budget, rule, args.quorum, regret)
                   for rule in RULES}  # fmt: skip
