@@ -58,9 +58,9 @@ KEPT = REPO / "benchmarks" / "figures" / f"{NAME}.json"
 TITLE = "Search quality against peers"
 PEERS = ("optuna-tpe", "optuna-tpe-sha", "optuna-tpe-hyperband", "dehb", "smac-mf", "syne-asha",
          "syne-bohb", "syne-asha-bore", "hpbandster-bohb", "smac-bo")  # fmt: skip
-# the protocol's seeds (PROTOCOL.md): 30 where a run costs seconds, 10 on trading
+# the protocol's seeds (PROTOCOL.md): 30 where a run costs seconds (XGBoost: from its next run)
 SEEDS = {"mfh3": 30, "mfh6": 30, "hpolib": 30, "nb201": 30, "lgbm": 30, "trading": 10,
-         "xgb": 30}  # fmt: skip
+         "xgb": 10}  # fmt: skip
 Record = dict[str, Any]  # {"observations", "reference" (held-out problems), "slot_use"}
 RECORDS = "own"  # how runs are recorded: each observation with its optimizer's own incumbent
 PEERS_PYTHON_ENV = "RAYSWEEP_PEERS_PYTHON"
