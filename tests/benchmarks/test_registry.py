@@ -167,6 +167,18 @@ def test_each_benchmarks_documented_flags_are_its_own(name: str) -> None:
         assert flag in shown.stdout, (name, flag)
 
 
+def test_every_command_the_benchmark_pages_and_kept_result_name_runs_a_module_that_exists() -> None:
+    """A section rewritten from an older result must not bring back a moved module's path."""
+    import importlib.util
+    import re
+
+    pages = [BENCH / "BENCHMARKS.md", BENCH / "PROTOCOL.md", BENCH / "figures/search_quality.json"]
+    named = {m for page in pages for m in re.findall(r"python -m (benchmarks(?:\.\w+)+)",
+                                                     page.read_text(encoding="utf-8"))}  # fmt: skip
+    assert "benchmarks.run" in named
+    assert [m for m in sorted(named) if importlib.util.find_spec(m) is None] == []
+
+
 def test_benchmarks_md_has_each_suite_section_once_and_the_registry_table() -> None:
     """benchmarks.run rewrites these sections; a lost marker would drop a figure silently."""
     text = (BENCH / "BENCHMARKS.md").read_text(encoding="utf-8")
