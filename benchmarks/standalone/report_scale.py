@@ -82,7 +82,7 @@ def _row(trial_id: str, i: int, loss: float, config: dict[str, object], t: float
 def synthetic_run(path: Path, trials: int = 10_000, seed: int = 0, gpus: int = 2) -> RunDir:
     """Write a finished run of ``trials`` trials in two parts under ``path``; returns it."""
     rng = random.Random(seed)
-    run = RunDir(path)
+    run_dir = RunDir(path)
     path.mkdir(parents=True)
     spec = parse_spec(
         {
@@ -91,11 +91,11 @@ def synthetic_run(path: Path, trials: int = 10_000, seed: int = 0, gpus: int = 2
             "scheduler": {"type": "asha", "max_t": 27, "grace_period": 1}, "seed": seed,
         }
     )  # fmt: skip
-    run.write_spec(spec)
+    run_dir.write_spec(spec)
     first = trials * 3 // 4
     parts = [Part("tune", first, 0), Part("tune-ext-1", trials - first, first)]
-    run.mark("running")
-    run.set_parts(parts)
+    run_dir.mark("running")
+    run_dir.set_parts(parts)
     records = []
     for part in parts:
         for index in range(part.start_index, part.start_index + part.trials):
@@ -106,7 +106,7 @@ def synthetic_run(path: Path, trials: int = 10_000, seed: int = 0, gpus: int = 2
             losses = _curve(config, rng, stop)
             start = T0 + index * 2.0
             rows = [_row(trial_id, i, v, config, start + 0.05 * i) for i, v in enumerate(losses, 1)]
-            folder = run.experiment_path(part) / f"trial_{trial_id}"
+            folder = run_dir.experiment_path(part) / f"trial_{trial_id}"
             folder.mkdir(parents=True)
             (folder / "result.json").write_text("\n".join(rows) + "\n" if rows else "")
             status = "errored" if errored else ("completed" if stop == 27 else "stopped")
@@ -122,22 +122,22 @@ def synthetic_run(path: Path, trials: int = 10_000, seed: int = 0, gpus: int = 2
                     started_at=_iso(start), ended_at=_iso(start + 0.05 * max(stop, 1) + 1),
                 )
             )  # fmt: skip
-    run.mark("running")  # the resume that added tune-ext-1, as the CLI records it:
+    run_dir.mark("running")  # the resume that added tune-ext-1, as the CLI records it:
     commands = [
         {"argv": ["sweep", "run", "--config", "sweep.json"], "at": _iso(T0 - 5)},
         {"argv": ["sweep", "resume", str(path), "--num-samples", str(trials)],
          "at": _iso(T0 + first * 2.0)},
     ]  # fmt: skip
-    run.update_state(commands=commands)
-    _write_usage(run, gpus, duration_s=trials * 2.0)
-    run.write_results(
+    run_dir.update_state(commands=commands)
+    _write_usage(run_dir, gpus, duration_s=trials * 2.0)
+    run_dir.write_results(
         SweepResult(path.name, "val_loss", "min", records, wall_time_s=trials * 2.0 + 30)
     )
-    run.mark("completed", exit_code=0)
-    return run
+    run_dir.mark("completed", exit_code=0)
+    return run_dir
 
 
-def _write_usage(run: RunDir, gpus: int, duration_s: float, samples: int = 10_000) -> None:
+def _write_usage(run_dir: RunDir, gpus: int, duration_s: float, samples: int = 10_000) -> None:
     rng = random.Random(1)
     step = duration_s / samples
     rows = [
@@ -153,7 +153,7 @@ def _write_usage(run: RunDir, gpus: int, duration_s: float, samples: int = 10_00
         for i in range(samples)
     ]  # fmt: skip
     payload = {"interval_s": step, "gpu_ids": list(range(gpus)), "samples": rows, "summary": {}}
-    run.usage_path.write_text(json.dumps(payload))
+    run_dir.usage_path.write_text(json.dumps(payload))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -163,28 +163,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="write the run directory here and keep it")
     args = parser.parse_args(argv)
     root = args.keep or Path(tempfile.mkdtemp(prefix="report-scale-"))
-    run = synthetic_run(root / f"synthetic-{args.trials}", trials=args.trials)
+    run_dir = synthetic_run(root / f"synthetic-{args.trials}", trials=args.trials)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     cold, cold_cpu, warm, warm_cpu = [], [], [], []
     loads = [os.getloadavg()[0]]
     for _ in range(args.repeats):
         start, before = time.perf_counter(), _children_cpu()
         subprocess.run(
-            [sys.executable, "-m", "raysweep.cli", "report", str(run.path)],
+            [sys.executable, "-m", "raysweep.cli", "report", str(run_dir.path)],
             env=env, check=True, capture_output=True,
         )  # fmt: skip
         cold.append(time.perf_counter() - start)
         cold_cpu.append(_children_cpu() - before)
     from raysweep.report.build import write_reports
 
-    write_reports(run)  # imports and first-call costs out of the warm figure
+    write_reports(run_dir)  # imports and first-call costs out of the warm figure
     for _ in range(args.repeats):
         start, before = time.perf_counter(), time.process_time()
-        write_reports(run)
+        write_reports(run_dir)
         warm.append(time.perf_counter() - start)
         warm_cpu.append(time.process_time() - before)
     loads.append(os.getloadavg()[0])
-    size = run.html_report_path.stat().st_size
+    size = run_dir.html_report_path.stat().st_size
     print(f"trials: {args.trials}, load average {loads[0]:.1f} (start), {loads[1]:.1f} (end)")
     print(f"report.html: {size / 1e6:.2f} MB (target < 15 MB)")
     for label, wall, cpu in (

@@ -29,7 +29,7 @@ def build_run(path: Path, trials: int, live: bool) -> None:
     from raysweep.results.records import SweepResult, TrialRecord
     from raysweep.rundir import Part, RunDir
 
-    run = RunDir(path)
+    run_dir = RunDir(path)
     path.mkdir(parents=True)
     spec = parse_spec(
         {
@@ -45,11 +45,11 @@ def build_run(path: Path, trials: int, live: bool) -> None:
             "search": {"algorithm": "random", "num_samples": trials},
         }
     )
-    run.write_spec(spec)
-    run.mark("running")
-    run.set_parts([Part("tune", trials)])
+    run_dir.write_spec(spec)
+    run_dir.mark("running")
+    run_dir.set_parts([Part("tune", trials)])
     if live:
-        with run.events_path.open("w") as events:
+        with run_dir.events_path.open("w") as events:
             for i in range(trials):
                 start = {"event": "start", "trial_id": f"t{i:06d}", "index": i, "t": i}
                 events.write(json.dumps(start) + "\n")
@@ -72,9 +72,10 @@ def build_run(path: Path, trials: int, live: bool) -> None:
         )
         for i in range(trials)
     ]
-    run.write_results(SweepResult(name=path.name, metric="val_loss", mode="min", trials=records))
-    run.write_report("report\n")
-    run.mark("completed", exit_code=0)
+    result = SweepResult(name=path.name, metric="val_loss", mode="min", trials=records)
+    run_dir.write_results(result)
+    run_dir.write_report("report\n")
+    run_dir.mark("completed", exit_code=0)
 
 
 def time_command(args: Sequence[str], repeats: int) -> list[float]:

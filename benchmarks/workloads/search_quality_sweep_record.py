@@ -44,7 +44,7 @@ class _Seen:
             self.best_metric = value
 
 
-def observations(run_dir: Path, problem: Problem, popen_t: float) -> list[list[Any]]:
+def observations(path: Path, problem: Problem, popen_t: float) -> list[list[Any]]:
     """``[budget used, wall s, value, regret, fidelity, own regret]`` per report, in the
     order reports were made.
 
@@ -59,19 +59,19 @@ def observations(run_dir: Path, problem: Problem, popen_t: float) -> list[list[A
     from raysweep.results.ranking import rank_trials
     from raysweep.rundir import ITER, RunDir
 
-    run = RunDir(run_dir)
-    results = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+    run_dir = RunDir(path)
+    results = json.loads((path / "results.json").read_text(encoding="utf-8"))
     metric, mode = str(results["metric"]), str(results.get("mode", "min"))
     rank_by = str(results.get("rank_by", "best"))
     sign = -1.0 if mode == "max" else 1.0  # the problem's value is minimized
     starts: dict[str, list[float]] = {}
-    for record in run.read_trial_info():
+    for record in run_dir.read_trial_info():
         if record.get("event") == "start":
             starts.setdefault(str(record["trial_id"]), []).append(float(record["t"]))
     made = []  # (wall s, trial id, metric, fidelity)
     trials = {str(t["trial_id"]): t for t in results["trials"]}
     seen: dict[str, _Seen] = {}
-    for trial_id, rows in run.trial_rows((ITER, "time_total_s", metric)).items():
+    for trial_id, rows in run_dir.trial_rows((ITER, "time_total_s", metric)).items():
         begun, attempt, previous, before = sorted(starts.get(trial_id, [popen_t])), 0, 0, len(made)
         for row in rows:
             if int(row[ITER]) <= previous:  # the trial started again from its first step
@@ -105,19 +105,19 @@ def observations(run_dir: Path, problem: Problem, popen_t: float) -> list[list[A
     return out
 
 
-def slot_use(run_dir: Path, slots: int) -> float | None:
+def slot_use(path: Path, slots: int) -> float | None:
     """The share of ``slots`` x the run's span that its trials ran: each trial from its
     start to its last report, the span from the first start to the last report (None
     without a report)."""
     from raysweep.rundir import RunDir
 
-    run = RunDir(run_dir)
+    run_dir = RunDir(path)
     starts: dict[str, float] = {}
-    for record in run.read_trial_info():
+    for record in run_dir.read_trial_info():
         if record.get("event") == "start":
             starts.setdefault(str(record["trial_id"]), float(record["t"]))
     ends = {}
-    for trial_id, rows in run.trial_rows(("time_total_s",)).items():
+    for trial_id, rows in run_dir.trial_rows(("time_total_s",)).items():
         if rows and trial_id in starts:
             ends[trial_id] = starts[trial_id] + max(float(r.get("time_total_s", 0)) for r in rows)
     if not ends:
