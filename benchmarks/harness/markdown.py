@@ -173,15 +173,38 @@ def render_targets(results: list[dict[str, Any]]) -> str:
         title = result.get("title", result["benchmark"])
         if result.get("skipped"):
             lines.append(f"| {title} | — | skipped | — | — | {result.get('date')} |")
-        for t in result.get("targets") or []:
-            value = "—" if t["value"] is None else f"{t['value']:.3g}{t['unit']}"
-            met = {True: "yes", False: "**no**", None: "not measured"}[t["met"]]
+        for rows in _grouped(result.get("targets") or []):
+            t = rows[0]
+            name = t.get("group") or t["name"]
+            value = " / ".join("—" if r["value"] is None else f"{r['value']:.3g}{r['unit']}"
+                               for r in rows)  # fmt: skip
             lines.append(
-                f"| {title} | {t['name']} | {value} | {t['op']} {t['bound']:g}{t['unit']} "
-                f"| {met} | {t.get('taken') or result.get('date')} |"
+                f"| {title} | {name} | {value} | {t['op']} {t['bound']:g}{t['unit']} "
+                f"| {_met(rows)} | {t.get('taken') or result.get('date')} |"
             )
     lines.append("<!-- bench:targets:end -->")
     return "\n".join(lines)
+
+
+def _grouped(targets: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Consecutive targets that share a ``group`` (one row of the table), else one each."""
+    out: list[list[dict[str, Any]]] = []
+    for t in targets:
+        if out and t.get("group") and out[-1][0].get("group") == t["group"]:
+            out[-1].append(t)
+        else:
+            out.append([t])
+    return out
+
+
+def _met(rows: list[dict[str, Any]]) -> str:
+    """yes, **no** (with how many of a group missed) or not measured."""
+    if any(r["met"] is None for r in rows):
+        return "not measured"
+    missed = sum(r["met"] is False for r in rows)
+    if not missed:
+        return "yes"
+    return "**no**" if len(rows) == 1 else f"**no** ({missed} of {len(rows)})"
 
 
 def update_targets(path: Path, results: list[dict[str, Any]]) -> None:

@@ -102,14 +102,18 @@ def targets(cells: Mapping[str, Mapping[str, Mapping[str, Any]]],
     ahead = []
     for problem, by_point in cells.items():
         points = WITH_FIDELITY_POINTS if fidelity[problem] else WITHOUT_FIDELITY_POINTS
+        at = " / ".join(f"{round(p * 100)}%" for p in points)
+        group = (f"{problem}: default / best peer at each point, median regret at {at} "
+                 "(peers and p: the search-quality table)")  # fmt: skip
         for point in points:
             c = by_point.get(f"{round(point * 100)}%")
             if c is not None:
                 peer = c["best_peer"].removeprefix("peer: ")
-                out.append(target(f"{problem}: default / best peer ({peer}) median "
-                                  f"regret at {round(point * 100)}% (p {c['p']:.2g}, "
-                                  f"{c['lower']}/{c['equal']}/{c['higher']})", c["ratio"], "<=",
-                                  1.0))  # fmt: skip
+                row = target(f"{problem}: default / best peer ({peer}) median "
+                             f"regret at {round(point * 100)}% (p {c['p']:.2g}, "
+                             f"{c['lower']}/{c['equal']}/{c['higher']})", c["ratio"], "<=",
+                             1.0)  # fmt: skip
+                out.append({**row, "group": group})
         final = by_point.get("100%")
         if fidelity[problem] and final and final["below_every_peer"] and final["p"] < SIGNIFICANCE:
             ahead.append(problem)

@@ -40,3 +40,18 @@ def test_a_section_states_its_ratios_in_one_line_and_its_targets_only_in_the_tab
     assert "Ratios: fit ratio 2 (1.5-2.5); process ratio 1.2 (1.1-1.3)." in section
     assert "| target |" not in section and "speed" not in section  # in the Targets table
     assert "Reproduce: `python -m benchmarks.alpha`" in section
+
+
+def test_targets_of_one_group_share_a_row_that_counts_the_misses() -> None:
+    from benchmarks.harness.markdown import render_targets
+
+    cells = [{"name": f"p at {p}%", "value": v, "op": "<=", "bound": 1.0, "unit": "",
+              "met": v <= 1.0, "group": "p at 25% / 50% / 100%"}
+             for p, v in ((25, 0.5), (50, 1.25), (100, 0.75))]  # fmt: skip
+    alone = {"name": "q", "value": 2.0, "op": ">=", "bound": 2.0, "unit": "", "met": True}
+    result = {"benchmark": "sq", "title": "SQ", "date": "d1", "targets": [*cells, alone]}
+    rows = [line for line in render_targets([result]).splitlines() if line.startswith("| SQ")]
+    assert rows == [
+        "| SQ | p at 25% / 50% / 100% | 0.5 / 1.25 / 0.75 | <= 1 | **no** (1 of 3) | d1 |",
+        "| SQ | q | 2 | >= 2 | yes | d1 |",
+    ]
