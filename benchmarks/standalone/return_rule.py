@@ -41,7 +41,7 @@ class Report:
     """One report of a run: budget used once it was made, its trial, fidelity and value."""
 
     used: float
-    trial: tuple[Any, ...]  # the trial's configuration, as a key
+    trial: tuple[Any, ...]  # the configuration as the trial key (identical configs: one trial)
     fidelity: int
     value: float
 
